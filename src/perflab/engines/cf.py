@@ -1,0 +1,36 @@
+"""concurrent.futures pools: the floor any task system is compared against."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from typing import Any
+
+from perflab.engines import ENGINES
+from perflab.engines.base import Engine
+
+
+class _PoolEngine(Engine):
+    pool_class: Callable[..., concurrent.futures.Executor]
+    pool: concurrent.futures.Executor
+
+    def start(self) -> None:
+        self.pool = self.pool_class(max_workers=int(self.opts["workers"]))
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return self.pool.submit(fn, *args)
+
+    def shutdown(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+@ENGINES.register("cf-threads")
+class ThreadsEngine(_PoolEngine):
+    name = "cf-threads"
+    pool_class = concurrent.futures.ThreadPoolExecutor
+
+
+@ENGINES.register("cf-processes")
+class ProcessesEngine(_PoolEngine):
+    name = "cf-processes"
+    pool_class = concurrent.futures.ProcessPoolExecutor

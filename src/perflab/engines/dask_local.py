@@ -1,0 +1,41 @@
+"""Dask distributed on a LocalCluster of worker processes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, ClassVar
+
+from perflab.engines import ENGINES
+from perflab.engines.base import Engine
+
+
+@ENGINES.register("dask")
+class DaskEngine(Engine):
+    name = "dask"
+    packages = ("dask", "distributed")
+    options: ClassVar[dict[str, Any]] = {"workers": None, "threads_per_worker": 1}
+
+    def start(self) -> None:
+        from distributed import Client, LocalCluster
+
+        self.cluster = LocalCluster(
+            n_workers=int(self.opts["workers"]),
+            threads_per_worker=int(self.opts["threads_per_worker"]),
+            processes=True,
+            dashboard_address=None,
+            local_directory=str(self.run_dir / "dask"),
+        )
+        self.client = Client(self.cluster)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        # pure=False: identical no-op calls must each run, not be deduplicated by key.
+        return self.client.submit(fn, *args, pure=False)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        from distributed import as_completed
+
+        return iter(as_completed(list(futures)))
+
+    def shutdown(self) -> None:
+        self.client.close()
+        self.cluster.close()

@@ -1,0 +1,109 @@
+"""What the Parsl engines share: loading parsl-perf style config files and running a DFK."""
+
+from __future__ import annotations
+
+import importlib.util
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from perflab.engines.base import Engine
+from perflab.errors import PerflabError
+
+
+def load_config_file(path: str) -> Any:
+    """Load a parsl-perf config file: a module defining ``config`` or ``fresh_config()``.
+
+    Errors name the file (and the line, when the module raised).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise PerflabError(f"parsl config {path}: no such file")
+    spec = importlib.util.spec_from_file_location(f"perflab_parsl_config_{abs(hash(p))}", p)
+    if spec is None or spec.loader is None:
+        raise PerflabError(f"parsl config {path}: not a loadable Python file")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        if hasattr(module, "fresh_config"):
+            config = module.fresh_config()
+        elif hasattr(module, "config"):
+            config = module.config
+        else:
+            raise PerflabError(
+                f"parsl config {path}: defines neither `config` nor `fresh_config()`"
+            )
+    except PerflabError:
+        raise
+    except BaseException as exc:  # user code: any failure is bad input, reported once
+        line = _line_in(exc, p)
+        where = f"{path}:{line}" if line else path
+        raise PerflabError(f"parsl config {where}: {type(exc).__name__}: {exc}") from None
+    from parsl.config import Config
+
+    if not isinstance(config, Config):
+        raise PerflabError(
+            f"parsl config {path}: `config` is a {type(config).__name__}, not a Config"
+        )
+    return config
+
+
+def _line_in(exc: BaseException, path: Path) -> int | None:
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if Path(frame.filename).resolve() == path.resolve():
+            line = frame.lineno
+    if line is None and isinstance(exc, SyntaxError):
+        line = exc.lineno
+    return line
+
+
+class ParslEngine(Engine):
+    """Runs tasks as Parsl python_apps on a freshly loaded DataFlowKernel."""
+
+    packages = ("parsl",)
+
+    @classmethod
+    def validate(cls, options: dict[str, Any], parsl_config: str | None) -> None:
+        cls.resolve_options(options)
+        if parsl_config is not None:
+            load_config_file(parsl_config)
+
+    def build_config(self) -> Any:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        import parsl
+
+        config = load_config_file(self.parsl_config) if self.parsl_config else self.build_config()
+        config.run_dir = str(self.run_dir / "runinfo")
+        self.tune(config)
+        self.dfk = parsl.load(config)
+        self._apps: dict[Callable[..., Any], Any] = {}
+
+    def tune(self, config: Any) -> None:
+        """Apply explicitly given options to a user-supplied config (hook for subclasses)."""
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        app = self._apps.get(fn)
+        if app is None:
+            from parsl.app.python import PythonApp
+
+            app = self._apps[fn] = PythonApp(fn, data_flow_kernel=self.dfk)
+        return app(*args)
+
+    def shutdown(self) -> None:
+        import parsl
+
+        self.dfk.cleanup()
+        parsl.clear()
+
+
+def log_config(value: Any) -> Any:
+    """``noop`` -> Parsl's NoopLogging for every component; booleans pass through."""
+    if value == "noop":
+        from parsl.logconfigs.noop import NoopLogging
+
+        return NoopLogging()
+    return value

@@ -1,0 +1,76 @@
+"""Parsl's HighThroughputExecutor on a LocalProvider: interchange + worker pool processes."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+from perflab.engines import ENGINES
+from perflab.engines.affinity import cpu_list, role_cores, worker_affinity
+from perflab.engines.parsl_common import ParslEngine, log_config
+
+#: HTEX constructor arguments that perflab options map onto (None: keep Parsl's default).
+HTEX_OPTIONS = ("prefetch_capacity", "poll_period", "encrypted", "worker_debug", "cores_per_worker")
+
+
+@ENGINES.register("parsl-htex")
+class HtexEngine(ParslEngine):
+    name = "parsl-htex"
+    options: ClassVar[dict[str, Any]] = {
+        "workers": None,
+        "blocks": 1,
+        "initialize_logging": None,
+        "affinity": None,
+        **{k: None for k in HTEX_OPTIONS},
+    }
+
+    def build_config(self) -> Any:
+        from parsl.config import Config
+        from parsl.executors import HighThroughputExecutor
+        from parsl.providers import LocalProvider
+
+        htex_kwargs = {k: self.opts[k] for k in HTEX_OPTIONS if self.opts[k] is not None}
+        blocks = int(self.opts["blocks"])
+        executor = HighThroughputExecutor(
+            label="htex",
+            address="127.0.0.1",
+            max_workers_per_node=int(self.opts["workers"]),
+            provider=LocalProvider(init_blocks=blocks, min_blocks=blocks, max_blocks=blocks),
+            **htex_kwargs,
+        )
+        return Config(executors=[executor], strategy="none", usage_tracking=0)
+
+    def tune(self, config: Any) -> None:
+        """Apply options to the config; to a user's config file only those given explicitly."""
+        from parsl.executors import HighThroughputExecutor
+
+        given = self.given if self.parsl_config else self.opts
+        explicit = {k: v for k, v in given.items() if v is not None}
+        for ex in config.executors:
+            if not isinstance(ex, HighThroughputExecutor):
+                continue
+            if self.parsl_config:
+                for k in HTEX_OPTIONS:
+                    if k in explicit:
+                        setattr(ex, k, explicit[k])
+                if "workers" in explicit:
+                    ex.max_workers_per_node = int(explicit["workers"])
+            if explicit.get("affinity") == "roles":
+                self._pin_roles(ex)
+        if "initialize_logging" in explicit:
+            config.initialize_logging = log_config(explicit["initialize_logging"])
+
+    def _pin_roles(self, ex: Any) -> None:
+        cores = role_cores(os.cpu_count() or 1)
+        os.sched_setaffinity(0, cores["submit"])
+        ex.interchange_launch_cmd = [
+            "taskset",
+            "-c",
+            cpu_list(cores["interchange"]),
+            *ex.interchange_launch_cmd,
+        ]
+        # Workers inherit the manager's mask and pin themselves within it, so the manager
+        # gets its own cores plus the workers'.
+        manager = sorted(set(cores["manager"]) | set(cores["workers"]))
+        ex.launch_cmd = f"taskset -c {cpu_list(manager)} {ex.launch_cmd}"
+        ex.cpu_affinity = worker_affinity(int(ex.max_workers_per_node), cores["workers"])

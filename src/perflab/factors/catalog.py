@@ -1,0 +1,287 @@
+"""The factor catalog: TOML files of treatment factors, and treatment sets resolved against it.
+
+[factor.cfg_prefetch]
+description = "HTEX prefetch capacity"
+category = "safe_config"
+targets = ["parsl-htex"]
+levels = [0, 10, 100, 1000]
+config = { prefetch_capacity = "{level}" }
+conflicts = ["other_factor"]
+requires = []
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import PerflabError
+from perflab.factors import FACTOR_KINDS
+from perflab.factors.base import substitute
+from perflab.spec import RunSpec
+
+#: The seed's "nice" order: what a user can change most safely comes first.
+CATEGORIES = (
+    "environment",
+    "safe_config",
+    "source_keep",
+    "config_disable",
+    "source_remove",
+)
+META_KEYS = {"description", "category", "targets", "levels", "conflicts", "requires"}
+BUILTIN = Path(__file__).resolve().parent.parent / "catalogs" / "parsl.toml"
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+
+
+@dataclass
+class Factor:
+    name: str
+    description: str
+    category: str
+    effects: dict[str, Any]
+    targets: list[str] = field(default_factory=lambda: ["*"])
+    levels: list[Any] | None = None
+    conflicts: list[str] = field(default_factory=list)
+    requires: list[str] = field(default_factory=list)
+    source: str = ""
+
+    def kinds(self) -> list[str]:
+        return sorted({_kind_of(k).name for k in self.effects})
+
+    def applies_to(self, target: str) -> bool:
+        return "*" in self.targets or target in self.targets
+
+
+def _kind_of(key: str) -> Any:
+    for name in FACTOR_KINDS:
+        kind = FACTOR_KINDS.get(name)
+        if key in kind.keys:
+            return kind
+    return None
+
+
+@dataclass(frozen=True)
+class Treatment:
+    """One factor of a treatment set, with its level (None for an on/off factor)."""
+
+    factor: str
+    level: Any = None
+
+    def __str__(self) -> str:
+        return self.factor if self.level is None else f"{self.factor}={self.level}"
+
+
+class Catalog:
+    """Named factors, from one or more TOML files (later files override earlier names)."""
+
+    def __init__(self, factors: dict[str, Factor] | None = None) -> None:
+        self.factors: dict[str, Factor] = dict(factors or {})
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.factors
+
+    def get(self, name: str) -> Factor:
+        try:
+            return self.factors[name]
+        except KeyError:
+            raise PerflabError(f"unknown factor {name!r} (see `perflab factors list`)") from None
+
+    def names(self, target: str | None = None) -> list[str]:
+        return sorted(n for n, f in self.factors.items() if target is None or f.applies_to(target))
+
+    def merge(self, other: Catalog) -> Catalog:
+        return Catalog({**self.factors, **other.factors})
+
+    # --- treatment sets ---------------------------------------------------------------
+
+    def parse_treatments(self, text: str | list[str], target: str) -> list[Treatment]:
+        """``"a,b=100"`` -> treatments, refusing unknown, duplicated, wrongly levelled,
+        conflicting, inapplicable or unmet-``requires`` sets (PerflabError)."""
+        items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text)]
+        items = [t for t in items if t]
+        out: list[Treatment] = []
+        seen: set[str] = set()
+        for item in items:
+            name, sep, raw = item.partition("=")
+            name = name.strip()
+            factor = self.get(name)
+            if name in seen:
+                raise PerflabError(f"factor {name!r} given twice")
+            seen.add(name)
+            if not factor.applies_to(target):
+                raise PerflabError(
+                    f"factor {name!r} does not apply to target {target!r} "
+                    f"(targets: {', '.join(factor.targets)})"
+                )
+            level = None
+            if factor.levels is not None:
+                if not sep:
+                    raise PerflabError(
+                        f"factor {name!r} needs a level: {name}=VALUE with VALUE one of "
+                        f"{', '.join(map(str, factor.levels))}"
+                    )
+                level = _match_level(factor, raw.strip())
+            elif sep:
+                raise PerflabError(f"factor {name!r} has no levels; give it as just {name!r}")
+            out.append(Treatment(name, level))
+        self.check_set([t.factor for t in out])
+        return sorted(out, key=str)
+
+    def check_set(self, names: list[str]) -> None:
+        present = set(names)
+        for name in names:
+            f = self.get(name)
+            for other in f.conflicts:
+                if other in present:
+                    raise PerflabError(f"factors {name!r} and {other!r} conflict")
+            for req in f.requires:
+                if req not in present:
+                    raise PerflabError(f"factor {name!r} requires {req!r}")
+
+    def apply(self, spec: RunSpec, treatments: list[Treatment]) -> RunSpec:
+        """A copy of ``spec`` with every treatment's effects in force."""
+        spec = copy.deepcopy(spec)
+        for t in treatments:
+            factor = self.get(t.factor)
+            for key, value in factor.effects.items():
+                kind = _kind_of(key)
+                kind.check(value, f"factor {t.factor}")
+                kind.apply(spec, key, substitute(value, t.level))
+        spec.treatments = [str(t) for t in treatments]
+        return spec
+
+
+def _match_level(factor: Factor, raw: str) -> Any:
+    assert factor.levels is not None
+    for level in factor.levels:
+        if str(level) == raw:
+            return level
+    raise PerflabError(
+        f"factor {factor.name!r} has no level {raw!r} "
+        f"(levels: {', '.join(map(str, factor.levels))})"
+    )
+
+
+def load_catalog(path: str | Path) -> Catalog:
+    """Read a catalog file. Errors name the file (and the line, for malformed TOML)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise PerflabError(f"catalog {path}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PerflabError(
+            f"catalog {path}:{_toml_line(exc, text)}: malformed TOML: {exc}"
+        ) from None
+    unknown_top = set(data) - {"factor"}
+    if unknown_top:
+        raise PerflabError(
+            f"catalog {path}: unknown top-level key(s) {', '.join(sorted(unknown_top))}"
+        )
+    factors: dict[str, Factor] = {}
+    for name, table in data.get("factor", {}).items():
+        factors[name] = _parse_factor(name, table, path)
+    catalog = Catalog(factors)
+    for f in factors.values():
+        for other in (*f.conflicts, *f.requires):
+            if other not in factors:
+                raise PerflabError(
+                    f"catalog {path}: factor {f.name} names unknown factor {other!r}"
+                )
+    return catalog
+
+
+def _toml_line(exc: tomllib.TOMLDecodeError, text: str) -> int:
+    m = re.search(r"at line (\d+)", str(exc))
+    if m:
+        return int(m.group(1))
+    return text.count("\n") + (0 if text.endswith("\n") else 1)  # "at end of document"
+
+
+def _parse_factor(name: str, table: Any, path: Path) -> Factor:
+    where = f"catalog {path}: factor {name}"
+    if not NAME_RE.match(name):
+        raise PerflabError(f"{where}: bad name (letters, digits, _ . -)")
+    if not isinstance(table, dict):
+        raise PerflabError(f"{where}: must be a table")
+    category = table.get("category", "safe_config")
+    if category not in CATEGORIES:
+        raise PerflabError(f"{where}: category {category!r} is not one of {', '.join(CATEGORIES)}")
+    levels = table.get("levels")
+    if levels is not None and (not isinstance(levels, list) or not levels):
+        raise PerflabError(f"{where}: `levels` must be a non-empty list")
+    effects: dict[str, Any] = {}
+    for key, value in table.items():
+        if key in META_KEYS:
+            continue
+        kind = _kind_of(key)
+        if kind is None:
+            keys = sorted(k for n in FACTOR_KINDS for k in FACTOR_KINDS.get(n).keys)
+            raise PerflabError(f"{where}: unknown key {key!r} (effects: {', '.join(keys)})")
+        effects[key] = kind.parse(name, key, value, where, path.parent)
+    if not effects:
+        raise PerflabError(f"{where}: has no effect")
+    for key in ("targets", "conflicts", "requires"):
+        if key in table and not (
+            isinstance(table[key], list) and all(isinstance(x, str) for x in table[key])
+        ):
+            raise PerflabError(f"{where}: `{key}` must be a list of names")
+    return Factor(
+        name=name,
+        description=str(table.get("description", "")),
+        category=category,
+        effects=effects,
+        targets=list(table.get("targets", ["*"])),
+        levels=levels,
+        conflicts=list(table.get("conflicts", [])),
+        requires=list(table.get("requires", [])),
+        source=str(path),
+    )
+
+
+def load_catalogs(paths: list[str] | None = None, builtin: bool = True) -> Catalog:
+    """The built-in catalog merged with user catalogs; conflicts become symmetric."""
+    catalog = load_catalog(BUILTIN) if builtin else Catalog()
+    for p in paths or []:
+        catalog = catalog.merge(load_catalog(p))
+    for f in catalog.factors.values():
+        for other in f.conflicts:
+            if other in catalog and f.name not in catalog.factors[other].conflicts:
+                catalog.factors[other].conflicts.append(f.name)
+    return catalog
+
+
+def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSpec:
+    """``spec`` with a treatment set applied (validated first: nothing runs on bad input).
+
+    A black-box command target also accepts names outside the catalog: they are passed
+    through ``PERFLAB_TREATMENTS`` for the command to interpret.
+    """
+    items = [
+        t.strip() for t in (treatments.split(",") if isinstance(treatments, str) else treatments)
+    ]
+    items = [t for t in items if t]
+    if spec.command is None:
+        return catalog.apply(spec, catalog.parse_treatments(items, spec.target))
+    known = [t for t in items if t.partition("=")[0].strip() in catalog]
+    bare = [t for t in items if t not in known]
+    for t in bare:
+        if not NAME_RE.match(t.partition("=")[0].strip()):
+            raise PerflabError(f"treatment {t!r} is not a valid name")
+    parsed = catalog.parse_treatments(known, "command")
+    for tr in parsed:
+        for key in catalog.get(tr.factor).effects:
+            if not _kind_of(key).for_commands:
+                raise PerflabError(
+                    f"factor {tr.factor!r} has a {_kind_of(key).name} effect, which a "
+                    "black-box command cannot take (only env, rundir and wrapper)"
+                )
+    out = catalog.apply(spec, parsed)
+    out.treatments = sorted([*out.treatments, *bare])
+    return out

@@ -1,0 +1,129 @@
+"""Source patches applied to a *private copy* of an installed package.
+
+The copy lives in a cache keyed by package version and patch contents; the run's
+PYTHONPATH (and, for packages whose modules are also installed as scripts, PATH) puts the
+copy first.  The user's site-packages is never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import PerflabError
+
+#: Modules some packages also install as scripts on PATH (Parsl launches these by name).
+SCRIPT_COPIES = {
+    "parsl": {
+        "interchange.py": "parsl/executors/high_throughput/interchange.py",
+        "process_worker_pool.py": "parsl/executors/high_throughput/process_worker_pool.py",
+    }
+}
+
+
+class PatchError(Exception):
+    """A patch did not apply: the run is recorded as failed with this message."""
+
+
+def package_dir(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise PerflabError(f"patch: package {package!r} is not installed")
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+def diff_targets(diff: Path) -> list[str]:
+    """Paths (relative to site-packages) that a ``-p1`` unified diff changes."""
+    targets = []
+    for line in diff.read_text().splitlines():
+        m = re.match(r"^\+\+\+ b/(\S+)", line)
+        if m:
+            targets.append(m.group(1))
+    return targets
+
+
+def check_patch(package: str, diff: Path, version: str | None, where: str) -> None:
+    """Refuse a patch that cannot be meant for the installed package (PerflabError)."""
+    if not diff.is_file():
+        raise PerflabError(f"{where}: patch file {diff} does not exist")
+    installed = importlib.metadata.version(package)
+    if version is not None and installed != version:
+        raise PerflabError(
+            f"{where}: patch made for {package} {version}, but {package} {installed} is "
+            f"installed; regenerate it (tools/make_parsl_patches.py) and review it"
+        )
+    site = package_dir(package).parent
+    targets = diff_targets(diff)
+    if not targets:
+        raise PerflabError(f"{where}: {diff} is not a unified diff with b/ paths")
+    for rel in targets:
+        if not rel.startswith(f"{package}/"):
+            raise PerflabError(f"{where}: {diff} patches {rel}, outside package {package}")
+        if not (site / rel).is_file():
+            raise PerflabError(f"{where}: {diff} patches {rel}, which does not exist in {site}")
+
+
+def patched_tree(patches: list[dict[str, Any]], cache_root: Path) -> Path:
+    """A directory holding patched copies of the packages (and ``bin/`` scripts).
+
+    Raises PatchError with patch's own output when a hunk does not apply.
+    """
+    h = hashlib.sha256()
+    for p in patches:
+        h.update(p["package"].encode())
+        h.update(importlib.metadata.version(p["package"]).encode())
+        h.update(Path(p["diff"]).read_bytes())
+    dest = cache_root / h.hexdigest()[:20]
+    if (dest / ".complete").exists():
+        return dest
+    tmp = cache_root / f"{dest.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        for package in dict.fromkeys(p["package"] for p in patches):
+            shutil.copytree(
+                package_dir(package), tmp / package, ignore=shutil.ignore_patterns("__pycache__")
+            )
+        for p in patches:
+            proc = subprocess.run(
+                ["patch", "-p1", "--forward", "--batch", "-d", str(tmp), "-i", str(p["diff"])],
+                capture_output=True,
+                text=True,
+            )
+            if proc.returncode != 0:
+                out = (proc.stdout + proc.stderr).strip()
+                raise PatchError(f"patch {p['factor']} ({p['diff']}) does not apply:\n{out}")
+        for p in patches:
+            for rel in diff_targets(Path(p["diff"])):
+                src = (tmp / rel).read_text()
+                try:
+                    compile(src, rel, "exec")
+                except SyntaxError as exc:
+                    raise PatchError(f"patch {p['factor']} leaves {rel} invalid: {exc}") from None
+        _write_scripts(tmp, {p["package"] for p in patches})
+        (tmp / ".complete").touch()
+        try:
+            tmp.rename(dest)
+        except OSError:  # another run made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
+def _write_scripts(tree: Path, packages: set[str]) -> None:
+    for package in packages:
+        for script, rel in SCRIPT_COPIES.get(package, {}).items():
+            out = tree / "bin" / script
+            out.parent.mkdir(exist_ok=True)
+            out.write_text(f"#!{sys.executable}\n" + (tree / rel).read_text())
+            out.chmod(0o755)

@@ -1,0 +1,97 @@
+"""The basic synthetic tasks: no-op, sleep, CPU busy loop, and a hang for failure tests."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from perflab.workloads import WORKLOADS
+from perflab.workloads.base import Workload
+
+NOOP_RESULT = 7
+
+
+def noop_task(payload: str) -> int:
+    return NOOP_RESULT
+
+
+def sleep_task(ms: float) -> int:
+    time.sleep(ms / 1000.0)
+    return NOOP_RESULT
+
+
+def cpu_task(us: float) -> int:
+    end = time.perf_counter() + us / 1e6
+    n = 0
+    while time.perf_counter() < end:
+        n += 1
+    return NOOP_RESULT
+
+
+def hang_task(ignore_term: bool) -> int:
+    if ignore_term and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    while True:
+        time.sleep(3600)
+
+
+@WORKLOADS.register("noop")
+class Noop(Workload):
+    """Returns a constant: the cost measured is the task system's alone (parsl-perf's app)."""
+
+    name = "noop"
+    params = {"arg_bytes": 0}
+
+    def function(self) -> Callable[..., Any]:
+        return noop_task
+
+    def args(self) -> tuple[Any, ...]:
+        return ("x" * int(self.p["arg_bytes"]),)
+
+    def check(self, result: Any) -> bool:
+        return bool(result == NOOP_RESULT)
+
+
+@WORKLOADS.register("sleep")
+class Sleep(Workload):
+    """Sleeps ``task_ms``: the system's overhead on top of known idle task time."""
+
+    name = "sleep"
+    params = {"task_ms": 10.0}
+
+    def function(self) -> Callable[..., Any]:
+        return sleep_task
+
+    def args(self) -> tuple[Any, ...]:
+        return (float(self.p["task_ms"]),)
+
+
+@WORKLOADS.register("cpu")
+class Cpu(Workload):
+    """Busy-loops ``task_us`` microseconds: competes with the task system for the cores."""
+
+    name = "cpu"
+    params = {"task_us": 100.0}
+
+    def function(self) -> Callable[..., Any]:
+        return cpu_task
+
+    def args(self) -> tuple[Any, ...]:
+        return (float(self.p["task_us"]),)
+
+
+@WORKLOADS.register("hang")
+class Hang(Workload):
+    """Never returns (optionally ignoring SIGTERM): for testing timeouts and cleanup."""
+
+    name = "hang"
+    params = {"ignore_term": 0}
+
+    def function(self) -> Callable[..., Any]:
+        return hang_task
+
+    def args(self) -> tuple[Any, ...]:
+        return (bool(self.p["ignore_term"]),)
