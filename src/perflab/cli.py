@@ -6,9 +6,11 @@ Exit codes: 0 all runs ok; 1 a run failed or timed out (it is still reported); 2
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
@@ -20,6 +22,7 @@ from perflab.factors.catalog import CATEGORIES, load_catalogs, treat
 from perflab.measure import COMMAND_TARGET, measure, summarize, validate
 from perflab.record import RunRecord
 from perflab.spec import RunSpec
+from perflab.store import Store
 
 err_console = Console(stderr=True)
 
@@ -119,89 +122,134 @@ def print_records(records: list[RunRecord], summary: dict[str, Any] | None) -> N
             )
 
 
+RUN_OPTIONS = [
+    click.option(
+        "--target",
+        "-t",
+        default="parsl-htex",
+        show_default=True,
+        help="Engine: parsl-htex, parsl-threads, cf-threads, cf-processes, dask.",
+    ),
+    click.option(
+        "--workload",
+        "-w",
+        default="noop",
+        show_default=True,
+        help="Workload: noop, sleep, cpu, probe, hang.",
+    ),
+    click.option(
+        "--tasks", "-n", type=int, help="Run exactly N counted tasks (after the warm-up)."
+    ),
+    click.option(
+        "--time",
+        "time_s",
+        type=float,
+        help="Size the counted batch to take about SECONDS (parsl-perf's estimate "
+        "mode); only the final batch counts. Default: 5 unless --tasks is given.",
+    ),
+    click.option(
+        "--warmup",
+        type=int,
+        default=20,
+        show_default=True,
+        help="Uncounted warm-up tasks after the engine starts.",
+    ),
+    click.option(
+        "--arg-bytes", type=int, help="noop: bytes of payload per task (parsl-perf --argsize)."
+    ),
+    click.option("--task-ms", type=float, help="sleep: milliseconds per task."),
+    click.option("--task-us", type=float, help="cpu: microseconds of busy loop per task."),
+    click.option(
+        "--param",
+        "params",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Any workload parameter (repeatable).",
+    ),
+    click.option("--workers", type=int, help="Workers (per node for HTEX). Default: cores."),
+    click.option(
+        "--opt",
+        "opts",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Engine option, e.g. prefetch_capacity=100 (repeatable).",
+    ),
+    click.option(
+        "--parsl-config",
+        type=click.Path(),
+        help="parsl-perf style config file (defines `config` or `fresh_config()`).",
+    ),
+    click.option(
+        "--command",
+        "-c",
+        help="Black-box target: a shell command whose last stdout line is the score "
+        "(a number, or JSON with the --metric key).",
+    ),
+    click.option(
+        "--metric",
+        default="us_per_task",
+        show_default=True,
+        help="Which metric a black-box command's score is.",
+    ),
+    click.option(
+        "--timeout",
+        "timeout_s",
+        type=float,
+        default=300.0,
+        show_default=True,
+        help="Seconds before the whole run's process tree is killed.",
+    ),
+    click.option(
+        "--run-root", type=click.Path(), help="Where run directories go (default .perflab/runs)."
+    ),
+    click.option("--keep-run-dir", is_flag=True, help="Keep the run directory of ok runs too."),
+    click.option(
+        "--catalog",
+        "catalogs",
+        multiple=True,
+        type=click.Path(),
+        help="Extra factor catalog (TOML), on top of the built-in one (repeatable).",
+    ),
+]
+
+
+def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that say what one run measures (shared by `run` and `campaign create`)."""
+    for opt in reversed(RUN_OPTIONS):
+        f = opt(f)
+    return f
+
+
+def base_spec(o: dict[str, Any]) -> RunSpec:
+    """A RunSpec from the RUN_OPTIONS values (``o`` is click's keyword arguments)."""
+    params = _kv(o["params"], "--param")
+    for key in ("arg_bytes", "task_ms", "task_us"):
+        if o[key] is not None:
+            params[key] = o[key]
+    engine_options = _kv(o["opts"], "--opt")
+    if o["workers"] is not None:
+        engine_options["workers"] = o["workers"]
+    time_s = o["time_s"] if o["tasks"] is not None or o["time_s"] is not None else 5.0
+    return RunSpec(
+        target=o["target"],
+        workload=o["workload"],
+        tasks=o["tasks"],
+        time_s=time_s,
+        warmup=o["warmup"],
+        params=params,
+        engine_options=engine_options,
+        parsl_config=str(Path(o["parsl_config"]).resolve()) if o["parsl_config"] else None,
+        command=o["command"],
+        cwd=os.getcwd() if o["command"] else None,
+        metric=o["metric"],
+        timeout_s=o["timeout_s"],
+        run_root=o["run_root"],
+        keep_run_dir=o["keep_run_dir"],
+    )
+
+
 @main.command()
-@click.option(
-    "--target",
-    "-t",
-    default="parsl-htex",
-    show_default=True,
-    help="Engine: parsl-htex, parsl-threads, cf-threads, cf-processes, dask.",
-)
-@click.option(
-    "--workload", "-w", default="noop", show_default=True, help="Workload: noop, sleep, cpu, hang."
-)
-@click.option("--tasks", "-n", type=int, help="Run exactly N counted tasks (after the warm-up).")
-@click.option(
-    "--time",
-    "time_s",
-    type=float,
-    help="Size the counted batch to take about SECONDS (parsl-perf's estimate mode); "
-    "only the final batch counts. Default: 5 unless --tasks is given.",
-)
-@click.option(
-    "--warmup",
-    type=int,
-    default=20,
-    show_default=True,
-    help="Uncounted warm-up tasks after the engine starts.",
-)
-@click.option(
-    "--arg-bytes", type=int, help="noop: bytes of payload per task (parsl-perf --argsize)."
-)
-@click.option("--task-ms", type=float, help="sleep: milliseconds per task.")
-@click.option("--task-us", type=float, help="cpu: microseconds of busy loop per task.")
-@click.option(
-    "--param",
-    "params",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Any workload parameter (repeatable).",
-)
-@click.option("--workers", type=int, help="Workers (per node for HTEX). Default: cores.")
-@click.option(
-    "--opt",
-    "opts",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Engine option, e.g. prefetch_capacity=100 (repeatable).",
-)
-@click.option(
-    "--parsl-config",
-    type=click.Path(),
-    help="parsl-perf style config file (defines `config` or `fresh_config()`).",
-)
-@click.option(
-    "--command",
-    "-c",
-    help="Black-box target: a shell command whose last stdout "
-    "line is the score (a number, or JSON with the --metric key).",
-)
-@click.option(
-    "--metric",
-    default="us_per_task",
-    show_default=True,
-    help="Which metric a black-box command's score is.",
-)
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=float,
-    default=300.0,
-    show_default=True,
-    help="Seconds before the whole run's process tree is killed.",
-)
-@click.option(
-    "--repeat",
-    "-r",
-    type=int,
-    default=1,
-    show_default=True,
-    help="Fresh measurements of the same thing; prints median and CV.",
-)
-@click.option(
-    "--run-root", type=click.Path(), help="Where run directories go (default .perflab/runs)."
-)
-@click.option("--keep-run-dir", is_flag=True, help="Keep the run directory of ok runs too.")
+@run_options
 @click.option(
     "--treat",
     "treat_set",
@@ -211,66 +259,22 @@ def print_records(records: list[RunRecord], summary: dict[str, Any] | None) -> N
     "factors. Command targets also pass unknown names through PERFLAB_TREATMENTS.",
 )
 @click.option(
-    "--catalog",
-    "catalogs",
-    multiple=True,
-    type=click.Path(),
-    help="Extra factor catalog (TOML), on top of the built-in one (repeatable).",
+    "--repeat",
+    "-r",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Fresh measurements of the same thing; prints median and CV.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
-def run(
-    target: str,
-    workload: str,
-    tasks: int | None,
-    time_s: float | None,
-    warmup: int,
-    arg_bytes: int | None,
-    task_ms: float | None,
-    task_us: float | None,
-    params: tuple[str, ...],
-    workers: int | None,
-    opts: tuple[str, ...],
-    parsl_config: str | None,
-    command: str | None,
-    metric: str,
-    timeout_s: float,
-    repeat: int,
-    run_root: str | None,
-    keep_run_dir: bool,
-    treat_set: str,
-    catalogs: tuple[str, ...],
-    as_json: bool,
-) -> None:
+def run(treat_set: str, repeat: int, as_json: bool, **o: Any) -> None:
     """Measure one black-box run (or --repeat K runs) in fresh processes."""
-    wl_params = _kv(params, "--param")
-    for key, value in (("arg_bytes", arg_bytes), ("task_ms", task_ms), ("task_us", task_us)):
-        if value is not None:
-            wl_params[key] = value
-    engine_options = _kv(opts, "--opt")
-    if workers is not None:
-        engine_options["workers"] = workers
-    if tasks is None and time_s is None:
-        time_s = 5.0
-    spec = RunSpec(
-        target=target,
-        workload=workload,
-        tasks=tasks,
-        time_s=time_s,
-        warmup=warmup,
-        params=wl_params,
-        engine_options=engine_options,
-        parsl_config=parsl_config,
-        command=command,
-        metric=metric,
-        timeout_s=timeout_s,
-        run_root=run_root,
-        keep_run_dir=keep_run_dir,
-    )
+    spec = base_spec(o)
     if repeat < 1:
         raise PerflabError(f"--repeat must be at least 1 (got {repeat})")
-    if treat_set or catalogs:
-        spec = treat(spec, treat_set, load_catalogs(list(catalogs)))
-    validate(spec if command is None else replace(spec, target=COMMAND_TARGET))
+    if treat_set or o["catalogs"]:
+        spec = treat(spec, treat_set, load_catalogs(list(o["catalogs"])))
+    validate(spec if spec.command is None else replace(spec, target=COMMAND_TARGET))
     records: list[RunRecord] = []
     for i in range(repeat):
         if not as_json:
@@ -340,3 +344,243 @@ def _factor_dict(f: Any) -> dict[str, Any]:
         "effects": f.effects,
         "source": f.source,
     }
+
+
+@main.group()
+def campaign() -> None:
+    """Campaigns: designs of treatment sets, run (and resumed) into the store."""
+
+
+store_option = click.option(
+    "--store", "store_path", type=click.Path(), help="SQLite store (default .perflab/perflab.db)."
+)
+
+
+@campaign.command("create")
+@click.argument("name")
+@run_options
+@click.option(
+    "--factors",
+    "factor_list",
+    required=True,
+    metavar="A,B,C=LEVEL",
+    help="The campaign's two-level factors (a levelled factor as NAME=LEVEL).",
+)
+@click.option(
+    "--design",
+    default="random",
+    show_default=True,
+    help="full, fractional, random, balanced, sequences, explicit.",
+)
+@click.option(
+    "--design-opt",
+    "design_opts",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Design option, e.g. runs=32, resolution=5, sequences=8, file=sets.txt.",
+)
+@click.option(
+    "--replicates",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Times each set is measured (interleaved, never back to back).",
+)
+@click.option(
+    "--budget",
+    help="A cap: a number of runs (refused if the design needs more) "
+    "or a duration like 90m (campaign run stops when it is spent).",
+)
+@click.option("--seed", type=int, help="Random seed for the design and the run order.")
+@store_option
+@click.option("--json", "as_json", is_flag=True)
+def campaign_create(
+    name: str,
+    factor_list: str,
+    design: str,
+    design_opts: tuple[str, ...],
+    replicates: int,
+    budget: str | None,
+    seed: int | None,
+    store_path: str | None,
+    as_json: bool,
+    **o: Any,
+) -> None:
+    """Plan campaign NAME and store its plan (nothing runs yet)."""
+    from perflab.campaign import create_campaign
+
+    store = Store(store_path)
+    factors_ = [f.strip() for f in factor_list.split(",") if f.strip()]
+    c = create_campaign(
+        store,
+        name,
+        base_spec(o),
+        factors_,
+        design,
+        _kv(design_opts, "--design-opt"),
+        replicates,
+        budget,
+        list(o["catalogs"]),
+        seed,
+    )
+    counts = store.counts(name)
+    if as_json:
+        click.echo(json.dumps({**c, "counts": counts}))
+    else:
+        Console().print(
+            f"campaign [bold]{name}[/bold]: {c['sets']} sets x {replicates} "
+            f"replicates = {counts['planned']} runs ({design}); "
+            f"run it with: perflab campaign run {name}"
+        )
+
+
+@campaign.command("run")
+@click.argument("name")
+@click.option("--runner", default="local", show_default=True, help="local, or parsl (scale-out).")
+@click.option("--parsl-config", type=click.Path(), help="With --runner parsl: where runs go.")
+@click.option("--max-runs", type=int, help="Stop after this many runs (resume later).")
+@store_option
+@click.option("--json", "as_json", is_flag=True, help="No progress bar; print final counts.")
+def campaign_run(
+    name: str,
+    runner: str,
+    parsl_config: str | None,
+    max_runs: int | None,
+    store_path: str | None,
+    as_json: bool,
+) -> None:
+    """Run (or resume) campaign NAME: each finished run is committed at once."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from perflab.campaign import run_campaign
+
+    store = Store(store_path)
+    counts = store.counts(name)
+    best: list[float] = []
+    if as_json:
+        counts = run_campaign(store, name, runner, parsl_config, None, max_runs)
+        click.echo(json.dumps(counts))
+        return
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    ]
+    with Progress(*columns, console=err_console) as progress:
+        task = progress.add_task(name, total=counts["planned"], completed=counts["done"])
+
+        def on_result(rec: RunRecord, i: int, n: int) -> None:
+            if rec.status == "ok" and rec.us_per_task:
+                best.append(rec.us_per_task)
+            fastest = f"fastest {min(best):,.1f} µs/task" if best else "no ok run yet"
+            progress.update(task, advance=1, description=f"{name}  {fastest}")
+            if rec.status != "ok":
+                progress.console.print(
+                    f"[red]{rec.status}[/red] {','.join(rec.treatments) or '-'}: "
+                    f"{(rec.error or '').splitlines()[0][:120]}"
+                )
+
+        counts = run_campaign(store, name, runner, parsl_config, on_result, max_runs)
+    Console().print(
+        f"{name}: {counts['done']}/{counts['planned']} done "
+        f"({counts['ok']} ok, {counts['failed']} failed, {counts['timeout']} timeout)"
+    )
+
+
+@campaign.command("status")
+@click.argument("name")
+@store_option
+@click.option("--json", "as_json", is_flag=True)
+def campaign_status(name: str, store_path: str | None, as_json: bool) -> None:
+    """Planned/done/failed, ETA, the latest and the fastest runs of NAME."""
+    from perflab.campaign import status
+
+    st = status(Store(store_path), name)
+    if as_json:
+        click.echo(json.dumps(st))
+        return
+    c = st["counts"]
+    eta = "-" if st["eta_s"] is None else f"{st['eta_s'] / 60:.1f} min"
+    console = Console()
+    console.print(
+        f"[bold]{name}[/bold] ({st['design']}, {st['target']}): {c['done']}/{c['planned']} "
+        f"done, {c['ok']} ok, {c['failed']} failed, {c['timeout']} timeout; ETA {eta}"
+    )
+    if st["best"]:
+        console.print(
+            f"fastest: {st['best']['us_per_task']:,.1f} µs/task "
+            f"[{st['best']['treatments'] or 'untreated'}]"
+        )
+    table = Table(title="latest runs", title_justify="left")
+    for col in ("seq", "status", "µs/task", "treatments", "started"):
+        table.add_column(col)
+    for r in st["latest"]:
+        table.add_row(
+            str(r["seq"]),
+            r["status"],
+            _fmt(r["us_per_task"]),
+            r["treatments"] or "-",
+            r["started_at"],
+        )
+    console.print(table)
+
+
+@campaign.command("list")
+@store_option
+@click.option("--json", "as_json", is_flag=True)
+def campaign_list(store_path: str | None, as_json: bool) -> None:
+    """Every campaign in the store with its counts."""
+    store = Store(store_path)
+    rows = [
+        {"name": n, **store.counts(n), "design": store.campaign(n)["design"]}
+        for n in store.campaign_names()
+    ]
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    table = Table(title=f"campaigns in {store.path}", title_justify="left")
+    for col in ("name", "design", "planned", "done", "ok", "failed", "timeout"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            *[str(r[c]) for c in ("name", "design", "planned", "done", "ok", "failed", "timeout")]
+        )
+    Console().print(table)
+
+
+@main.command("export")
+@click.argument("name")
+@click.option(
+    "--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True
+)
+@click.option("-o", "--output", type=click.Path(), help="Output file (default NAME.csv/.parquet).")
+@store_option
+def export_cmd(name: str, fmt: str, output: str | None, store_path: str | None) -> None:
+    """Write campaign NAME's runs as a dataset (CSV: semicolon-separated, 0/1 factor columns)."""
+    from perflab.dataset import export
+
+    path = export(Store(store_path), name, output or f"{name}.{fmt}", fmt)
+    click.echo(str(path))
+
+
+@main.command("import")
+@click.argument("csv_file", type=click.Path())
+@click.option("--campaign", "name", required=True, help="Name of the new campaign.")
+@click.option("--metric", default="us_per_task", show_default=True, help="The score column.")
+@store_option
+def import_cmd(csv_file: str, name: str, metric: str, store_path: str | None) -> None:
+    """Import a dataset CSV made elsewhere (the seed's shape too) as a new campaign."""
+    from perflab.dataset import import_csv
+
+    n = import_csv(Store(store_path), csv_file, name, metric)
+    click.echo(f"imported {n} runs into campaign {name}")

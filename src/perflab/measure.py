@@ -153,6 +153,8 @@ def measure(spec: RunSpec) -> RunRecord:
         "argv": argv,
         "env": _child_env(spec, run_dir, patched),
         "run_dir": str(run_dir),
+        # A command runs where the user is (relative paths work); an engine in its run dir.
+        "cwd": (spec.cwd or os.getcwd()) if spec.command is not None else str(run_dir),
         "timeout_s": spec.timeout_s,
         "windows": spec.command is None,
         "sample_interval_s": spec.sample_interval_s,

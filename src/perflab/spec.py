@@ -28,6 +28,8 @@ class RunSpec:
     engine_options: dict[str, Any] = field(default_factory=dict)
     parsl_config: str | None = None
     command: str | None = None
+    #: Working directory of a black-box command (default: the caller's, when measured).
+    cwd: str | None = None
     metric: str = "us_per_task"
     timeout_s: float = 300.0
     treatments: list[str] = field(default_factory=list)

@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS planned (
     PRIMARY KEY (campaign, seq)
 );
 CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
     campaign TEXT NOT NULL,
     seq INTEGER,
     status TEXT NOT NULL,
@@ -41,10 +41,41 @@ CREATE TABLE IF NOT EXISTS runs (
     treatments TEXT NOT NULL,
     {", ".join(f"{m} REAL" for m in METRICS)},
     record TEXT NOT NULL,
+    PRIMARY KEY (campaign, run_id),
     UNIQUE (campaign, seq)
 );
 CREATE INDEX IF NOT EXISTS runs_campaign ON runs(campaign, status);
 """
+
+
+RUN_COLUMNS = [
+    "run_id",
+    "campaign",
+    "seq",
+    "status",
+    "started_at",
+    "treatments",
+    *METRICS,
+    "record",
+]
+INSERT_RUN = (
+    f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
+)
+
+
+def _row(rec: RunRecord, seq: int | None) -> tuple[Any, ...]:
+    if rec.campaign is None:
+        raise ValueError("a stored run belongs to a campaign")
+    return (
+        rec.run_id,
+        rec.campaign,
+        seq,
+        rec.status,
+        rec.started_at,
+        ",".join(sorted(rec.treatments)),
+        *[getattr(rec, m) for m in METRICS],
+        rec.to_json(),
+    )
 
 
 def default_store_path() -> Path:
@@ -65,7 +96,9 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         with self.tx():
-            self.db.executescript(SCHEMA)
+            # executescript() would commit on its own; one statement at a time stays in tx.
+            for statement in filter(str.strip, SCHEMA.split(";")):
+                self.db.execute(statement)
             self.db.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
@@ -206,3 +239,18 @@ class Store:
             (name,),
         ).fetchone()
         return row
+
+    def import_campaign(
+        self, name: str, definition: dict[str, Any], records: list[RunRecord], created_at: str
+    ) -> None:
+        """A campaign made elsewhere: its definition and runs in one transaction."""
+        with self.tx() as db:
+            if db.execute("SELECT 1 FROM campaigns WHERE name=?", (name,)).fetchone():
+                raise PerflabError(f"campaign {name!r} already exists in {self.path}")
+            db.execute(
+                "INSERT INTO campaigns VALUES (?, ?, ?)", (name, created_at, json.dumps(definition))
+            )
+            try:
+                db.executemany(INSERT_RUN, [_row(r, None) for r in records])
+            except sqlite3.IntegrityError as exc:
+                raise PerflabError(f"store {self.path}: {exc}") from None

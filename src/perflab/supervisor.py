@@ -193,7 +193,7 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
     with open(run_dir / "stdout.txt", "wb") as out, open(run_dir / "stderr.txt", "wb") as err:
         proc = subprocess.Popen(
             job["argv"],
-            cwd=run_dir,
+            cwd=job.get("cwd", run_dir),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=out,

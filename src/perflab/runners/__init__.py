@@ -1,0 +1,1 @@
+"""Runners: where a campaign's runs execute (this machine, or Parsl workers elsewhere)."""

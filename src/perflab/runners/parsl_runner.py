@@ -1,0 +1,55 @@
+"""The Parsl runner: each run is a Parsl task on a worker with a node to itself.
+
+Use an executor with one worker per node (HTEX ``max_workers_per_node=1``), so that no two
+measurements share a machine.  Results flow back to this process, the store's only writer.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import as_completed
+from typing import Any
+
+from perflab.engines.parsl_common import load_config_file
+from perflab.record import RunRecord
+from perflab.spec import RunSpec
+from perflab.store import Store
+
+
+def remote_measure(spec: dict[str, Any]) -> dict[str, Any]:
+    """Runs on the worker: measure one spec there and send the record back."""
+    from perflab.measure import measure
+    from perflab.spec import RunSpec
+
+    return measure(RunSpec.from_dict(spec)).to_dict()
+
+
+def run_parsl(
+    store: Store,
+    pending: list[tuple[int, RunSpec]],
+    parsl_config: str,
+    deadline: float | None,
+    on_result: Any,
+) -> None:
+    import parsl
+    from parsl.app.python import PythonApp
+
+    config = load_config_file(parsl_config)
+    dfk = parsl.load(config)
+    try:
+        app = PythonApp(remote_measure, data_flow_kernel=dfk)
+        futures = {app(spec.to_dict()): seq for seq, spec in pending}
+        for i, fut in enumerate(as_completed(futures), 1):
+            try:
+                record = RunRecord.from_dict(fut.result())
+            except Exception as exc:  # the worker was lost: the run stays pending for a resume
+                print(f"perflab: run {futures[fut]} not measured ({exc}); resume to retry")
+                continue
+            store.add_run(record, futures[fut])
+            if on_result:
+                on_result(record, i, len(futures))
+            if deadline is not None and time.monotonic() > deadline:
+                break
+    finally:
+        dfk.cleanup()
+        parsl.clear()
