@@ -195,3 +195,67 @@ def test_import_the_seeds_shape(work: Path) -> None:
     nometric.write_text("timestamp;treatments\n1;a\n")
     with pytest.raises(PerflabError, match="nometric.csv:1: no metric column"):
         read_csv(nometric, "n")
+
+
+PARSL_RUNNER_CONFIG = """
+from parsl.config import Config
+from parsl.executors import HighThroughputExecutor
+from parsl.providers import LocalProvider
+
+# One worker per block, two blocks: on a cluster each block would be a node of its own.
+config = Config(
+    executors=[HighThroughputExecutor(
+        label="perflab_runner", address="127.0.0.1", max_workers_per_node=1,
+        provider=LocalProvider(init_blocks=2, min_blocks=2, max_blocks=2),
+    )],
+    strategy="none",
+)
+"""
+
+
+@pytest.mark.slow
+def test_parsl_runner_dispatches_runs_to_workers(work: Path) -> None:
+    cfg = work / "runner.py"
+    cfg.write_text(PARSL_RUNNER_CONFIG)
+    (work / "slow.sh").write_text("#!/bin/bash\nsleep 0.5\n" + SCORE.split("\n", 1)[1])
+    (work / "slow.sh").chmod(0o755)
+    db = work / "s.db"
+    assert (
+        perflab(
+            "campaign",
+            "create",
+            "p",
+            "--command",
+            "./slow.sh",
+            "--factors",
+            "a,b",
+            "--design",
+            "full",
+            "--replicates",
+            "2",
+            "--store",
+            str(db),
+            cwd=work,
+        ).returncode
+        == 0
+    )
+    proc = perflab(
+        "campaign",
+        "run",
+        "p",
+        "--runner",
+        "parsl",
+        "--parsl-config",
+        str(cfg),
+        "--store",
+        str(db),
+        "--json",
+        cwd=work,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["ok"] == 8
+    records = Store(db).records("p")
+    by = {r.measurement["measured_by"]["pid"] for r in records}
+    assert len(by) == 2  # both workers measured, each run exactly once
+    assert sorted(r.us_per_task for r in records) == [300, 300, 600, 600, 700, 700, 1000, 1000]

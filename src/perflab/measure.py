@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -190,6 +191,8 @@ def _fill(record: RunRecord, spec: RunSpec, sup: dict[str, Any], run_dir: Path) 
         "pids_seen": sup.get("seen", []),
         "processes": sup.get("processes", []),
         "returncode": sup.get("returncode"),
+        # which process measured: the driver, or a Parsl worker of a scale-out campaign
+        "measured_by": {"host": socket.gethostname(), "pid": os.getpid()},
     }
     record.log_bytes = _log_bytes(run_dir)
     record.peak_rss_bytes = sup.get("peak_rss_bytes")

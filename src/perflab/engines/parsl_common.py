@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +12,15 @@ from typing import Any
 
 from perflab.engines.base import Engine
 from perflab.errors import PerflabError
+
+
+def scripts_on_path() -> None:
+    """Parsl launches interchange.py and process_worker_pool.py by name: make the running
+    interpreter's bin directory findable, as an activated venv would."""
+    bin_dir = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    if bin_dir not in path.split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join(p for p in (bin_dir, path) if p)
 
 
 def load_config_file(path: str) -> Any:

@@ -10,7 +10,7 @@ import time
 from concurrent.futures import as_completed
 from typing import Any
 
-from perflab.engines.parsl_common import load_config_file
+from perflab.engines.parsl_common import load_config_file, scripts_on_path
 from perflab.record import RunRecord
 from perflab.spec import RunSpec
 from perflab.store import Store
@@ -34,6 +34,7 @@ def run_parsl(
     import parsl
     from parsl.app.python import PythonApp
 
+    scripts_on_path()
     config = load_config_file(parsl_config)
     dfk = parsl.load(config)
     try:
