@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from perflab.errors import PerflabError
@@ -584,3 +585,115 @@ def import_cmd(csv_file: str, name: str, metric: str, store_path: str | None) ->
 
     n = import_csv(Store(store_path), csv_file, name, metric)
     click.echo(f"imported {n} runs into campaign {name}")
+
+
+@main.command("analyze")
+@click.argument("source")
+@click.option(
+    "--without",
+    default="",
+    metavar="A,B",
+    help="Analyse only the runs that have none of these factors (conditional effects).",
+)
+@click.option("--from", "from_set", default=None, metavar="A,B", help="Shapley/paths start set.")
+@click.option(
+    "--to",
+    "to_set",
+    default=None,
+    metavar="A,B",
+    help="Shapley/paths end set (default: the predicted best set).",
+)
+@click.option("--order", default=None, metavar="A,B,C", help="Also a path in this order.")
+@click.option("--metric", default="us_per_task", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the analysis as one JSON object.")
+def analyze_cmd(
+    source: str,
+    without: str,
+    from_set: str | None,
+    to_set: str | None,
+    order: str | None,
+    metric: str,
+    seed: int,
+    store_path: str | None,
+    as_json: bool,
+) -> None:
+    """Analyse SOURCE (a campaign name or a dataset CSV): effects, interactions, models,
+    best set, paths, Shapley attribution, PCA and noise."""
+    import warnings
+
+    from perflab.analysis import analyze, load
+
+    def names(text: str | None) -> list[str] | None:
+        return None if text is None else [t for t in text.split(",") if t]
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = load(source, store_path, metric)
+    for w in caught:
+        err_console.print(f"[yellow]warning[/yellow]: {w.message}")
+    result = analyze(ds, names(without), names(from_set), names(to_set), names(order), seed)
+    if as_json:
+        click.echo(json.dumps(result, default=float))
+        return
+    print_analysis(result)
+
+
+def print_analysis(a: dict[str, Any]) -> None:
+    """The terminal summary of an analysis."""
+    console = Console()
+    d = a["dataset"]
+    speed = a["base_us"] / a["best_us"] if a["best_us"] > 0 else float("nan")
+    console.print(
+        f"[bold]{d['runs']} ok runs[/bold] ({d['failed']} failed), {d['sets']} treatment sets, "
+        f"{len(d['factors'])} factors"
+        + (f"; without {', '.join(d['without'])}" if d["without"] else "")
+    )
+    console.print(
+        f"base {a['base_us']:,.1f} µs/task -> best predicted {a['best_us']:,.1f} µs/task "
+        f"({speed:.2f}x) with " + escape("[" + (", ".join(a["best_set"]) or "nothing") + "]")
+    )
+    table = Table(title="per-factor effects (µs/task; negative = faster)", title_justify="left")
+    for col in ("factor", "category", "effect", "95% CI", "mean delta", "pairs"):
+        table.add_column(col, justify="right" if col not in ("factor", "category") else "left")
+    for f, v in sorted(a["factors"].items(), key=lambda kv: kv[1]["effect_us"]):
+        md = "-" if v["mean_delta_us"] is None else f"{v['mean_delta_us']:,.1f}"
+        table.add_row(
+            f,
+            v["category"],
+            f"{v['effect_us']:,.1f}",
+            f"{v['ci_low']:,.1f} .. {v['ci_high']:,.1f}",
+            md,
+            str(v["n_pairs"]),
+        )
+    console.print(table)
+    inter = Table(
+        title="strongest interactions: T(X+a+b) - T(X+a) - T(X+b) + T(X)", title_justify="left"
+    )
+    for col in ("a", "b", "effect", "95% CI"):
+        inter.add_column(col)
+    for r in a["interactions"][:5]:
+        inter.add_row(
+            r["a"], r["b"], f"{r['effect_us']:,.1f}", f"{r['ci_low']:,.1f} .. {r['ci_high']:,.1f}"
+        )
+    console.print(inter)
+    sh = a["shapley"]
+    console.print(
+        f"Shapley attribution of {sh['total_us']:,.1f} µs/task "
+        f"({sh['measured_sets']}/{sh['sets']} subsets measured, the rest modelled):"
+    )
+    for f, v in sorted(sh["values"].items(), key=lambda kv: kv[1]):
+        console.print(f"  {f:32s} {v:10,.1f}")
+    m = a["models"]
+    console.print(
+        "models (R², 5-fold CV RMSE µs): "
+        + ", ".join(f"{k} {v['r2']:.3f}/{v['cv_rmse_us']:,.1f}" for k, v in m.items())
+        + f"; best: {a['better_model']}"
+    )
+    if a["noise"]["noisy_sets"]:
+        console.print(
+            f"[yellow]noise[/yellow]: {len(a['noise']['noisy_sets'])} sets vary more "
+            f"between replicates than the smallest claimed effect "
+            f"({a['noise']['smallest_claimed_effect_us']:,.1f} µs)"
+        )
