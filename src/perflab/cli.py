@@ -697,3 +697,47 @@ def print_analysis(a: dict[str, Any]) -> None:
             f"between replicates than the smallest claimed effect "
             f"({a['noise']['smallest_claimed_effect_us']:,.1f} µs)"
         )
+
+
+@main.command("report")
+@click.argument("source")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(),
+    help="Directory for report.html and figures/. "
+    "Without it, the summary is printed as terminal tables.",
+)
+@click.option(
+    "--without",
+    default=None,
+    metavar="A,B",
+    help="Factors left out for the 1_means_keep_logs view (default: the logging factors).",
+)
+@click.option("--metric", default="us_per_task", show_default=True)
+@store_option
+def report_cmd(
+    source: str, output: str | None, without: str | None, metric: str, store_path: str | None
+) -> None:
+    """Report on SOURCE (a campaign or a dataset CSV): every figure of the seed write-up in
+    one offline HTML file, or a terminal summary."""
+    from perflab.analysis import analyze, load
+
+    if output is None:
+        print_analysis(analyze(load(source, store_path, metric)))
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from perflab.report.html import report_source
+
+    names = None if without is None else [t for t in without.split(",") if t]
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as progress:
+        progress.add_task(f"analysing {source} and drawing figures")
+        path = report_source(source, store_path, output, names, metric)
+    click.echo(str(path.resolve()))

@@ -132,6 +132,32 @@ def best_set(ds: Dataset, values: Values, bad: np.ndarray, seed: int = 0) -> tup
     return best_key, float(best), "local search (64 starts)"
 
 
+def model_row(fit: Fit, ds: Dataset, key: int) -> np.ndarray:
+    """The pairwise model's row for the treatment set ``key``."""
+    on = set(ds.names_of(key))
+    out = np.zeros(len(fit.names))
+    for i, name in enumerate(fit.names):
+        parts = name.split(":")
+        out[i] = 1.0 if name == "Intercept" else float(all(p in on for p in parts))
+    return out
+
+
+def prune(fit: Fit, ds: Dataset, key: int) -> int:
+    """Drop, one at a time, the factor whose contribution to set ``key`` is least clearly a
+    saving, until every remaining factor's 95% CI of T(key) - T(key - f) is below zero: a
+    best set should not chase noise."""
+    while True:
+        worst, worst_hi = None, 0.0
+        for j in range(len(ds.factors)):
+            if key >> j & 1:
+                _, _, hi = fit.ci(model_row(fit, ds, key) - model_row(fit, ds, key ^ 1 << j))
+                if hi >= worst_hi:
+                    worst, worst_hi = j, hi
+        if worst is None:
+            return key
+        key ^= 1 << worst
+
+
 def shapley(values: Values, base: int, members: list[int]) -> tuple[dict[int, float], int, int]:
     """Exact Shapley values of each member bit for v(base + S), S over subsets of members."""
     d = len(members)
@@ -330,7 +356,9 @@ def analyze(
     interactions.sort(key=lambda r: -abs(r["effect_us"]))
 
     bad = forbidden_pairs(ds, pairwise)
-    bkey, bpred, method = best_set(ds, values, bad, seed)
+    raw_key, _, method = best_set(ds, values, bad, seed)
+    bkey = prune(pairwise, ds, raw_key)
+    bpred = float(values.predict_keys(np.array([bkey], dtype=np.int64))[0])
     base_us, base_measured = values(0)
     start = ds.key_of(from_set or [])
     goal_key = ds.key_of(to_set) if to_set is not None else bkey
@@ -370,6 +398,7 @@ def analyze(
         "best_set": ds.names_of(bkey),
         "best_us": bpred,
         "best_search": method,
+        "best_set_raw": ds.names_of(raw_key),
         "base_us": base_us,
         "base_measured": base_measured,
         "shapley": {

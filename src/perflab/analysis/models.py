@@ -132,6 +132,23 @@ def ols(
     )
 
 
+def predict(
+    fit: Fit,
+    x: np.ndarray,
+    factors: list[str],
+    interactions: bool,
+    extra: dict[str, np.ndarray] | None = None,
+) -> np.ndarray:
+    """The fit's linear predictor for rows ``x`` (log scale for a log fit)."""
+    names, gens = design_columns(x, factors, interactions, extra)
+    keep = [names.index(n) for n in fit.names]
+    out = np.empty(len(x))
+    for lo in range(0, len(x), CHUNK):
+        hi = min(lo + CHUNK, len(x))
+        out[lo:hi] = _chunk(x, [gens[i] for i in keep], extra, lo, hi) @ fit.beta
+    return out
+
+
 def _estimable(xtx: np.ndarray, tol: float = 1e-9) -> list[int]:
     """Columns in model order, each kept only if it is not (numerically) a combination of
     those kept before it: an incremental Cholesky factorisation of X'X."""
@@ -149,24 +166,6 @@ def _estimable(xtx: np.ndarray, tol: float = 1e-9) -> list[int]:
             chol[k, k] = np.sqrt(d)
             keep.append(i)
     return keep
-
-
-def row_vector(
-    fit: Fit, factors: list[str], chosen: set[str], t_extra: dict[str, float] | None = None
-) -> np.ndarray:
-    """The model row of one treatment set (time covariates at the given values, else 0)."""
-    out = np.zeros(len(fit.names))
-    for i, name in enumerate(fit.names):
-        if name == "Intercept":
-            out[i] = 1
-        elif ":" in name:
-            a, b = name.split(":", 1)
-            out[i] = float(a in chosen and b in chosen)
-        elif name in factors:
-            out[i] = float(name in chosen)
-        else:
-            out[i] = (t_extra or {}).get(name, 0.0)
-    return out
 
 
 def time_covariates(ds: Dataset) -> dict[str, np.ndarray]:
@@ -187,13 +186,10 @@ def cv_rmse(ds: Dataset, interactions: bool, log: bool, folds: int = 5, seed: in
         if len(test) == 0 or len(train) < 2:
             continue
         fit = ols(ds, interactions, log, rows=train)
-        names, gens = design_columns(ds.x[test], ds.factors, interactions)
-        keep = [names.index(n) for n in fit.names]
-        m = _chunk(ds.x[test], [gens[i] for i in keep], None, 0, len(test))
-        pred = m @ fit.beta
+        pred = predict(fit, ds.x[test], ds.factors, interactions)
         if log:
-            mt = _chunk(ds.x[train], [gens[i] for i in keep], None, 0, len(train))
-            smear = float(np.mean(np.exp(np.log(ds.y[train]) - mt @ fit.beta)))
+            fitted = predict(fit, ds.x[train], ds.factors, interactions)
+            smear = float(np.mean(np.exp(np.log(ds.y[train]) - fitted)))
             pred = np.exp(pred) * smear
         sq += float(((ds.y[test] - pred) ** 2).sum())
     return float(np.sqrt(sq / len(ds.y)))

@@ -1,0 +1,84 @@
+"""Analysis at the seed's scale and beyond: deltas + effects + pairwise model + Shapley.
+
+    .venv/bin/python bench/analysis_scale.py [--sizes 15000,1000000] [--factors 30]
+
+Prints, per size: seconds, peak memory (RSS high-water mark of this process, which grows
+monotonically, so sizes run smallest first), and on the smallest size the speed-up of the
+set-level deltas over a naive all-pairs delta search.  Goals: 15k < 5 s; 1M < 60 s, < 4 GB.
+Synthetic data: the seed's driver shape (cumulative sequences with replicates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import numpy as np
+
+from perflab import synthetic
+from perflab.analysis import from_frame
+from perflab.analysis.core import Values, best_set, forbidden_pairs, shapley
+from perflab.analysis.deltas import deltas, naive_deltas, set_means
+from perflab.analysis.models import ols
+
+
+def peak_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def core(ds) -> dict[str, float]:
+    """The issue's pipeline: deltas, effects (mean deltas), pairwise model, best set, Shapley."""
+    t = {}
+    t0 = time.perf_counter()
+    means = set_means(ds)
+    d = deltas(ds, means)
+    d.groupby("factor").apply(lambda g: np.average(g["delta"], weights=g["weight"]))
+    t["deltas+effects"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fit = ols(ds, interactions=True)
+    t["pairwise model"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    values = Values(ds, means, fit)
+    key, _, _ = best_set(ds, values, forbidden_pairs(ds, fit))
+    members = [j for j in range(len(ds.factors)) if key >> j & 1][:16]
+    shapley(values, 0, members)
+    t["best set+shapley"] = time.perf_counter() - t0
+    return t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="15000,1000000")
+    ap.add_argument("--factors", type=int, default=30)
+    args = ap.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    for i, n in enumerate(sizes):
+        df = synthetic.generate(n, k=args.factors, seed=1, design="sequences", replicates=3)
+        ds = from_frame(df)
+        del df
+        t0 = time.perf_counter()
+        t = core(ds)
+        total = time.perf_counter() - t0
+        parts = ", ".join(f"{k} {v:.2f} s" for k, v in t.items())
+        print(
+            f"{n:>9,} runs x {args.factors} factors: {total:.2f} s ({parts}); "
+            f"peak RSS {peak_gib():.2f} GiB",
+            flush=True,
+        )
+        if i == 0:
+            t0 = time.perf_counter()
+            deltas(ds)
+            fast = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            naive_deltas(ds)
+            slow = time.perf_counter() - t0
+            print(
+                f"  deltas: set-level {fast:.3f} s vs naive all-pairs {slow:.1f} s "
+                f"= {slow / fast:.0f}x faster",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
