@@ -97,7 +97,7 @@ def print_records(records: list[RunRecord], summary: dict[str, Any] | None) -> N
     first = records[0]
     title = f"{first.target}" + (f" / {first.workload}" if first.workload else "")
     if first.treatments:
-        title += f"  [{', '.join(first.treatments)}]"
+        title += "  " + escape(f"[{', '.join(first.treatments)}]")
     table = Table(title=title, title_justify="left")
     table.add_column("metric")
     for i, r in enumerate(records, 1):
@@ -520,7 +520,7 @@ def campaign_status(name: str, store_path: str | None, as_json: bool) -> None:
     if st["best"]:
         console.print(
             f"fastest: {st['best']['us_per_task']:,.1f} µs/task "
-            f"[{st['best']['treatments'] or 'untreated'}]"
+            + escape(f"[{st['best']['treatments'] or 'untreated'}]")
         )
     table = Table(title="latest runs", title_justify="left")
     for col in ("seq", "status", "µs/task", "treatments", "started"):

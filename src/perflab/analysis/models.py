@@ -49,7 +49,6 @@ class Fit:
 
 
 def design_columns(
-    x: np.ndarray,
     factors: list[str],
     interactions: bool,
     extra: dict[str, np.ndarray] | None = None,
@@ -97,7 +96,7 @@ def ols(
     x = ds.x[idx]
     y = np.log(ds.y[idx]) if log else ds.y[idx]
     ex = {k: v[idx] for k, v in (extra or {}).items()}
-    names, gens = design_columns(x, ds.factors, interactions, ex)
+    names, gens = design_columns(ds.factors, interactions, ex)
     p = len(names)
     xtx = np.zeros((p, p))
     xty = np.zeros(p)
@@ -140,7 +139,7 @@ def predict(
     extra: dict[str, np.ndarray] | None = None,
 ) -> np.ndarray:
     """The fit's linear predictor for rows ``x`` (log scale for a log fit)."""
-    names, gens = design_columns(x, factors, interactions, extra)
+    names, gens = design_columns(factors, interactions, extra)
     keep = [names.index(n) for n in fit.names]
     out = np.empty(len(x))
     for lo in range(0, len(x), CHUNK):

@@ -128,7 +128,7 @@ def means_both(ctx: Context) -> Result:
     keep = set(ctx.analysis_without["factors"])
     both = pd.concat(
         [
-            _effects(ctx.analysis, "all runs").query("factor in @keep"),
+            _effects(ctx.analysis, "all runs").loc[lambda d: d["factor"].isin(keep)],
             _effects(ctx.analysis_without, f"without {', '.join(ctx.without)}"),
         ]
     )
@@ -236,8 +236,8 @@ def _waterfall(ctx: Context, which: str, rate: bool) -> Result:
         "greedily, the best next factor first"
         if which == "greedy"
         else (
-            "by the seed's 'nice' order: environment, safe config, source changes that keep features, "
-            "config that disables features, source changes that remove features"
+            "by the seed's 'nice' order: environment, safe config, source changes that keep "
+            "features, config that disables features, source changes that remove features"
         )
     )
     unit = (
@@ -348,7 +348,8 @@ def _fit_plot(ctx: Context, name: str) -> Result:
     )
     return (
         p,
-        f"Linear model of µs/task on {what}: R² = {r2:.3f}{note}. Points on the diagonal are fitted well.",
+        f"Linear model of µs/task on {what}: R² = {r2:.3f}{note}. "
+        "Points on the diagonal are fitted well.",
     )
 
 

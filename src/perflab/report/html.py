@@ -18,48 +18,7 @@ from perflab.report.figures import FIGURES
 
 MAX_TABLE_ROWS = 1000
 
-TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
-<title>perflab report: {{ title }}</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; font-size: 0.85em; } td, th { padding: 2px 8px; border-bottom: 1px solid #eee; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
-figcaption { font-size: 0.9em; color: #444; max-width: 900px; }
-.warn { background: #fff4e5; padding: 0.5em 1em; border-left: 4px solid #f0a020; }
-.summary td:first-child { font-weight: 600; }
-</style></head><body>
-<h1>perflab report: {{ title }}</h1>
-<table class="summary">
-<tr><td>runs</td><td>{{ a.dataset.runs }} ok, {{ a.dataset.failed }} failed, {{ a.dataset.sets }} treatment sets, {{ a.dataset.factors|length }} factors</td></tr>
-<tr><td>untreated</td><td>{{ "%.1f"|format(a.base_us) }} µs/task ({{ "%.0f"|format(1e6 / a.base_us) }} tasks/s){% if not a.base_measured %} — predicted, not measured{% endif %}</td></tr>
-<tr><td>predicted best</td><td>{{ "%.1f"|format(a.best_us) }} µs/task with {{ a.best_set|join(", ") or "no treatment" }}</td></tr>
-<tr><td>speed-up</td><td>{{ "%.2f"|format(a.base_us / a.best_us) }}×</td></tr>
-<tr><td>top factors</td><td>{% for f in top %}{{ f.name }} ({{ "%+.1f"|format(f.effect) }} µs/task){% if not loop.last %}, {% endif %}{% endfor %}</td></tr>
-{% if a.interactions %}<tr><td>strongest interaction</td><td>{{ a.interactions[0].a }} × {{ a.interactions[0].b }}: {{ "%+.1f"|format(a.interactions[0].effect_us) }} µs/task (95% CI {{ "%.1f"|format(a.interactions[0].ci_low) }} .. {{ "%.1f"|format(a.interactions[0].ci_high) }})</td></tr>{% endif %}
-<tr><td>best model</td><td>{{ a.better_model }} (cross-validated RMSE)</td></tr>
-</table>
-{% for w in warnings %}<p class="warn">{{ w }}</p>{% endfor %}
-<h2>Figures</h2>
-{% for f in figures %}<figure id="{{ f.name }}"><img alt="{{ f.title }}" src="data:image/png;base64,{{ f.png }}">
-<figcaption><b>{{ f.name }}</b> — {{ f.title }}. {{ f.caption }}</figcaption></figure>
-{% endfor %}
-{% if skipped %}<p>Not drawn (the data cannot show them): {{ skipped|join(", ") }}.</p>{% endif %}
-<h2>Per-factor effects</h2>
-<table><tr><th>factor</th><th>effect µs/task</th><th>95% CI</th><th>mean delta</th><th>pairs</th></tr>
-{% for name, v in factors %}<tr><td>{{ name }}</td><td class="num">{{ "%.1f"|format(v.effect_us) }}</td><td class="num">{{ "%.1f"|format(v.ci_low) }} .. {{ "%.1f"|format(v.ci_high) }}</td><td class="num">{{ "-" if v.mean_delta_us is none else "%.1f"|format(v.mean_delta_us) }}</td><td class="num">{{ v.n_pairs }}</td></tr>
-{% endfor %}</table>
-<h2>Runs</h2>
-<p>{{ runs|length }} of {{ n_runs }} runs{% if runs|length < n_runs %} (the first {{ runs|length }}){% endif %}.</p>
-<table><tr>{% for c in run_columns %}<th>{{ c }}</th>{% endfor %}</tr>
-{% for r in runs %}<tr>{% for c in run_columns %}<td{% if c in numeric %} class="num"{% endif %}>{{ r[c] }}</td>{% endfor %}</tr>
-{% endfor %}</table>
-<p style="color:#888">made by perflab in {{ "%.1f"|format(seconds) }} s</p>
-</body></html>
-"""
+TEMPLATE = Path(__file__).with_name("template.html")
 
 
 def render_figures(ctx: Context, out: Path) -> tuple[list[dict[str, str]], list[str]]:
@@ -113,7 +72,8 @@ def write_report(
         warn.append(f"Factors never varied, left out: {', '.join(a['dataset']['dropped'])}.")
     if a["dataset"]["failed"]:
         warn.append(
-            f"{a['dataset']['failed']} runs failed or timed out (in the run table, not in the analysis)."
+            f"{a['dataset']['failed']} runs failed or timed out "
+            "(in the run table, not in the analysis)."
         )
     top = sorted(
         ({"name": f, "effect": v["effect_us"]} for f, v in a["factors"].items()),
@@ -129,7 +89,7 @@ def write_report(
         if c in table:
             table[c] = table[c].map(lambda v: "" if pd.isna(v) else f"{v:,.2f}")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    html = env.from_string(TEMPLATE).render(
+    html = env.from_string(TEMPLATE.read_text()).render(
         title=title,
         a=a,
         top=top,
