@@ -23,15 +23,18 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         csv = Path(d) / "seed_scale.csv"
-        synthetic.generate(args.runs, k=args.factors, seed=1, design="sequences",
-                           replicates=3).to_csv(csv, sep=";", index=False)
+        synthetic.generate(
+            args.runs, k=args.factors, seed=1, design="sequences", replicates=3
+        ).to_csv(csv, sep=";", index=False)
         t0 = time.perf_counter()
         html = report_source(str(csv), None, Path(d) / "report")
         dt = time.perf_counter() - t0
         figures = len(list((html.parent / "figures").glob("*.png")))
-        print(f"report of {args.runs:,} runs x {args.factors} factors: {dt:.1f} s, "
-              f"{figures} figures (PNG+SVG), report.html {html.stat().st_size / 2**20:.1f} MiB "
-              f"(goal < 60 s)")
+        print(
+            f"report of {args.runs:,} runs x {args.factors} factors: {dt:.1f} s, "
+            f"{figures} figures (PNG+SVG), report.html {html.stat().st_size / 2**20:.1f} MiB "
+            f"(goal < 60 s)"
+        )
 
 
 if __name__ == "__main__":
