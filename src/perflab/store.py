@@ -186,36 +186,10 @@ class Store:
         self.add_runs([(record, seq)])
 
     def add_runs(self, items: list[tuple[RunRecord, int | None]]) -> None:
-        cols = [
-            "run_id",
-            "campaign",
-            "seq",
-            "status",
-            "started_at",
-            "treatments",
-            *METRICS,
-            "record",
-        ]
-        sql = f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-        rows = []
-        for rec, seq in items:
-            if rec.campaign is None:
-                raise ValueError("a stored run belongs to a campaign")
-            rows.append(
-                (
-                    rec.run_id,
-                    rec.campaign,
-                    seq,
-                    rec.status,
-                    rec.started_at,
-                    ",".join(sorted(rec.treatments)),
-                    *[getattr(rec, m) for m in METRICS],
-                    rec.to_json(),
-                )
-            )
+        """Store finished runs in one transaction (all or none)."""
         with self.tx() as db:
             try:
-                db.executemany(sql, rows)
+                db.executemany(INSERT_RUN, [_row(rec, seq) for rec, seq in items])
             except sqlite3.IntegrityError as exc:
                 raise PerflabError(f"store {self.path}: run already stored ({exc})") from None
 

@@ -10,28 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from perflab.dataset import BASE_COLUMNS
 from perflab.errors import PerflabError
 
 #: Columns of a dataset frame that are not factors.
-NON_FACTORS = {
-    "run_id",
-    "timestamp",
-    "status",
-    "treatments",
-    "tasks",
-    "wall_s",
-    "us_per_task",
-    "tasks_per_s",
-    "first_result_s",
-    "submit_s",
-    "cpu_user_s",
-    "cpu_sys_s",
-    "utilization",
-    "peak_rss_bytes",
-    "ctx_switches",
-    "write_bytes",
-    "log_bytes",
-}
+NON_FACTORS = set(BASE_COLUMNS)
 
 
 @dataclass
