@@ -259,3 +259,17 @@ def test_parsl_runner_dispatches_runs_to_workers(work: Path) -> None:
     by = {r.measurement["measured_by"]["pid"] for r in records}
     assert len(by) == 2  # both workers measured, each run exactly once
     assert sorted(r.us_per_task for r in records) == [300, 300, 600, 600, 700, 700, 1000, 1000]
+
+
+def test_parquet_export_matches_csv(work: Path) -> None:
+    import pandas as pd
+
+    store = Store(work / "s.db")
+    create_campaign(
+        store, "q", RunSpec(command="./score.sh", cwd=str(work)), ["a", "b"], "full", seed=2
+    )
+    run_campaign(store, "q")
+    csv = pd.read_csv(export(store, "q", work / "q.csv"), sep=";")
+    pq = pd.read_parquet(export(store, "q", work / "q.parquet", "parquet"))
+    assert list(pq.columns) == list(csv.columns)
+    assert sorted(pq["us_per_task"]) == sorted(csv["us_per_task"]) == [300, 600, 700, 1000]
