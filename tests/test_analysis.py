@@ -218,3 +218,30 @@ def test_cli_on_csv_and_errors(tmp_path: Path) -> None:
     nometric.write_text("timestamp;a\n1;1\n")
     proc = perflab("analyze", str(nometric))
     assert proc.returncode == 2 and "no metric column" in proc.stderr
+
+
+def test_small_campaign_uses_the_model_that_cross_validates() -> None:
+    # 11 distinct sets of 4 factors, one run each: the pairwise model (1 + 4 + 6 parameters)
+    # is exactly saturated, so its uncertainty is unknown (null CIs, not zero-width ones).
+    from perflab.designs.fractional import model_matrix
+
+    full = np.array(list(itertools.product((0, 1), repeat=4)))
+    rng = np.random.default_rng(7)
+    while True:
+        rows = full[rng.choice(16, 11, replace=False)]
+        if np.linalg.matrix_rank(model_matrix(2.0 * rows - 1, interactions=True)) == 11:
+            break
+    df = pd.DataFrame(rows, columns=synthetic.names(4)).assign(
+        status="ok",
+        timestamp=1.7e9 + np.arange(11) * 60.0,
+        us_per_task=synthetic.truth(rows) * (1 + 0.03 * rng.standard_normal(11)),
+    )
+    a = analyze(from_frame(df), n_boot=50)
+    json.dumps(a, allow_nan=False)  # valid JSON: no NaN anywhere
+    pair, lin = a["models"]["pairwise"], a["models"]["linear"]
+    assert pair["r2"] == pytest.approx(1.0)
+    assert all(r["ci_low"] is None and r["ci_high"] is None for r in a["interactions"])
+    better = "pairwise" if pair["cv_rmse_us"] <= lin["cv_rmse_us"] else "linear"
+    assert a["prediction_model"] == better
+    if better == "linear":
+        assert all(v["ci_low"] is not None for v in a["factors"].values())

@@ -640,6 +640,12 @@ def analyze_cmd(
     print_analysis(result)
 
 
+def _ci(v: dict[str, Any]) -> str:
+    if v["ci_low"] is None or v["ci_high"] is None:
+        return "n/a (no residual df)"
+    return f"{v['ci_low']:,.1f} .. {v['ci_high']:,.1f}"
+
+
 def print_analysis(a: dict[str, Any]) -> None:
     """The terminal summary of an analysis."""
     console = Console()
@@ -663,7 +669,7 @@ def print_analysis(a: dict[str, Any]) -> None:
             f,
             v["category"],
             f"{v['effect_us']:,.1f}",
-            f"{v['ci_low']:,.1f} .. {v['ci_high']:,.1f}",
+            _ci(v),
             md,
             str(v["n_pairs"]),
         )
@@ -674,9 +680,7 @@ def print_analysis(a: dict[str, Any]) -> None:
     for col in ("a", "b", "effect", "95% CI"):
         inter.add_column(col)
     for r in a["interactions"][:5]:
-        inter.add_row(
-            r["a"], r["b"], f"{r['effect_us']:,.1f}", f"{r['ci_low']:,.1f} .. {r['ci_high']:,.1f}"
-        )
+        inter.add_row(r["a"], r["b"], f"{r['effect_us']:,.1f}", _ci(r))
     console.print(inter)
     sh = a["shapley"]
     console.print(

@@ -50,11 +50,14 @@ def generate(
 ) -> pd.DataFrame:
     """A dataset frame (perflab.dataset columns) of ``runs`` runs over ``k`` factors.
 
+    Each distinct set is run ``replicates`` times.
     ``design``: ``random`` (each factor on with p=1/2) or ``sequences`` (cumulative random
     orderings, k+1 nested sets each, as the seed's driver made).
     """
     if k < 4:
         raise ValueError("the synthetic truth needs at least 4 factors")
+    if replicates < 1:
+        raise ValueError("replicates: how many times each set is run, at least 1")
     rng = np.random.default_rng(seed)
     if design == "random":
         distinct = max(1, runs // replicates)
@@ -70,7 +73,7 @@ def generate(
     else:
         raise ValueError(f"unknown synthetic design {design!r}")
     orders = [[f"f{j:02d}" for j in row] for row in order] if design == "sequences" else []
-    x = np.tile(base_rows, (replicates + 1, 1))[:runs]
+    x = np.tile(base_rows, (replicates, 1))[:runs]
     x = x[rng.permutation(len(x))]
     n = len(x)
     t0 = datetime(2026, 1, 1, tzinfo=UTC).timestamp()

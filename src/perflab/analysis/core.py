@@ -314,19 +314,23 @@ def analyze(
     cv_ds = ds if len(ds.y) <= CV_ROWS else ds.subset(rng.permutation(len(ds.y))[:CV_ROWS])
     for name, fit in fits.items():
         fit.cv_rmse = cv_rmse(cv_ds, interactions=name.startswith("pairwise"), log=fit.log)
-    values = Values(ds, means, pairwise)
+    # Predictions (AMEs, best set, paths, Shapley where unmeasured) come from the model that
+    # cross-validates better: with few runs the pairwise model over-fits.
+    use_pairwise = (pairwise.cv_rmse or math.inf) <= (linear.cv_rmse or math.inf)
+    model = pairwise if use_pairwise else ols(ds, interactions=False)
+    values = Values(ds, means, model)
     xbar = ds.x.mean(axis=0)
 
     factors: dict[str, Any] = {}
     for f in ds.factors:
-        c = np.zeros(len(pairwise.names))
-        for i, name in enumerate(pairwise.names):
+        c = np.zeros(len(model.names))
+        for i, name in enumerate(model.names):
             if name == f:
                 c[i] = 1
             elif ":" in name and f in name.split(":"):
                 other = [g for g in name.split(":") if g != f][0]
                 c[i] = xbar[ds.factors.index(other)]
-        est, lo, hi = pairwise.ci(c)
+        est, lo, hi = model.ci(c)
         part = d[d["factor"] == f]
         entry: dict[str, Any] = {
             "effect_us": est,
@@ -357,7 +361,7 @@ def analyze(
 
     bad = forbidden_pairs(ds, pairwise)
     raw_key, _, method = best_set(ds, values, bad, seed)
-    bkey = prune(pairwise, ds, raw_key)
+    bkey = prune(model, ds, raw_key)
     bpred = float(values.predict_keys(np.array([bkey], dtype=np.int64))[0])
     base_us, base_measured = values(0)
     start = ds.key_of(from_set or [])
@@ -383,58 +387,72 @@ def analyze(
     noisy = sets[(sets["n"] >= 2) & (sets["std"] > threshold)] if threshold else sets.iloc[0:0]
 
     drift = {k: linear.coef().get(k) for k in ("hours", "cos_day", "sin_day")}
-    return {
-        "metric": ds.metric,
-        "dataset": {
-            "runs": int(len(ds.y)),
-            "failed": ds.n_failed,
-            "sets": int(len(means)),
-            "factors": ds.factors,
-            "dropped": ds.dropped,
-            "without": without or [],
-        },
-        "factors": factors,
-        "interactions": interactions,
-        "best_set": ds.names_of(bkey),
-        "best_us": bpred,
-        "best_search": method,
-        "best_set_raw": ds.names_of(raw_key),
-        "base_us": base_us,
-        "base_measured": base_measured,
-        "shapley": {
-            "from": ds.names_of(start),
-            "to": ds.names_of(goal_key),
-            "values": {ds.factors[b]: v for b, v in phi.items()},
-            "total_us": t_to - t_from,
-            "sets": n_sets,
-            "measured_sets": n_measured,
-            "note": "measured means where a subset was measured, the pairwise model elsewhere",
-        },
-        "paths": paths,
-        "models": {
-            name: {
-                "r2": fit.r2,
-                "cv_rmse_us": fit.cv_rmse,
-                "log": fit.log,
-                "coef": fit.coef(),
-                "not_estimable": fit.dropped,
-            }
-            for name, fit in fits.items()
-        },
-        "better_model": min(fits, key=lambda n: fits[n].cv_rmse or math.inf),
-        "drift": drift,
-        "pca": pca_of_paths(ds, values),
-        "noise": {
-            "median_cv": float(sets["cv"].median()) if sets["cv"].notna().any() else None,
-            "smallest_claimed_effect_us": threshold,
-            "noisy_sets": [
-                {
-                    "set": ds.names_of(int(r["key"])),
-                    "n": int(r["n"]),
-                    "std_us": float(r["std"]),
-                    "cv": float(r["cv"]),
+    return finite(
+        {
+            "metric": ds.metric,
+            "prediction_model": "pairwise" if use_pairwise else "linear",
+            "dataset": {
+                "runs": int(len(ds.y)),
+                "failed": ds.n_failed,
+                "sets": int(len(means)),
+                "factors": ds.factors,
+                "dropped": ds.dropped,
+                "without": without or [],
+            },
+            "factors": factors,
+            "interactions": interactions,
+            "best_set": ds.names_of(bkey),
+            "best_us": bpred,
+            "best_search": method,
+            "best_set_raw": ds.names_of(raw_key),
+            "base_us": base_us,
+            "base_measured": base_measured,
+            "shapley": {
+                "from": ds.names_of(start),
+                "to": ds.names_of(goal_key),
+                "values": {ds.factors[b]: v for b, v in phi.items()},
+                "total_us": t_to - t_from,
+                "sets": n_sets,
+                "measured_sets": n_measured,
+                "note": "measured means where a subset was measured, the pairwise model elsewhere",
+            },
+            "paths": paths,
+            "models": {
+                name: {
+                    "r2": fit.r2,
+                    "cv_rmse_us": fit.cv_rmse,
+                    "log": fit.log,
+                    "coef": fit.coef(),
+                    "not_estimable": fit.dropped,
                 }
-                for r in noisy.to_dict("records")
-            ],
-        },
-    }
+                for name, fit in fits.items()
+            },
+            "better_model": min(fits, key=lambda n: fits[n].cv_rmse or math.inf),
+            "drift": drift,
+            "pca": pca_of_paths(ds, values),
+            "noise": {
+                "median_cv": float(sets["cv"].median()) if sets["cv"].notna().any() else None,
+                "smallest_claimed_effect_us": threshold,
+                "noisy_sets": [
+                    {
+                        "set": ds.names_of(int(r["key"])),
+                        "n": int(r["n"]),
+                        "std_us": float(r["std"]),
+                        "cv": float(r["cv"]),
+                    }
+                    for r in noisy.to_dict("records")
+                ],
+            },
+        }
+    )
+
+
+def finite(obj: Any) -> Any:
+    """NaN and infinities (an unknown CI) become None, so the JSON stays valid."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [finite(v) for v in obj]
+    return obj

@@ -118,7 +118,9 @@ def ols(
         rss += float(r @ r)
     df_resid = len(y) - len(keep)
     tss = float(((y - y.mean()) ** 2).sum())
-    sigma2 = rss / max(df_resid, 1)
+    # A saturated fit has no residual degrees of freedom: its uncertainty is unknown (NaN),
+    # never zero.
+    sigma2 = rss / df_resid if df_resid > 0 else float("nan")
     return Fit(
         names,
         beta,
