@@ -134,15 +134,20 @@ class Store:
         created_at: str,
     ) -> None:
         with self.tx() as db:
-            if db.execute("SELECT 1 FROM campaigns WHERE name=?", (name,)).fetchone():
-                raise PerflabError(f"campaign {name!r} already exists in {self.path}")
-            db.execute(
-                "INSERT INTO campaigns VALUES (?, ?, ?)", (name, created_at, json.dumps(definition))
-            )
+            self._insert_campaign(db, name, definition, created_at)
             db.executemany(
                 "INSERT INTO planned VALUES (?, ?, ?, ?)",
                 [(name, seq, json.dumps(t), rep) for seq, (t, rep) in enumerate(plan)],
             )
+
+    def _insert_campaign(
+        self, db: sqlite3.Connection, name: str, definition: dict[str, Any], created_at: str
+    ) -> None:
+        if db.execute("SELECT 1 FROM campaigns WHERE name=?", (name,)).fetchone():
+            raise PerflabError(f"campaign {name!r} already exists in {self.path}")
+        db.execute(
+            "INSERT INTO campaigns VALUES (?, ?, ?)", (name, created_at, json.dumps(definition))
+        )
 
     def campaign(self, name: str) -> dict[str, Any]:
         row = self.db.execute("SELECT * FROM campaigns WHERE name=?", (name,)).fetchone()
@@ -219,11 +224,7 @@ class Store:
     ) -> None:
         """A campaign made elsewhere: its definition and runs in one transaction."""
         with self.tx() as db:
-            if db.execute("SELECT 1 FROM campaigns WHERE name=?", (name,)).fetchone():
-                raise PerflabError(f"campaign {name!r} already exists in {self.path}")
-            db.execute(
-                "INSERT INTO campaigns VALUES (?, ?, ?)", (name, created_at, json.dumps(definition))
-            )
+            self._insert_campaign(db, name, definition, created_at)
             try:
                 db.executemany(INSERT_RUN, [_row(r, None) for r in records])
             except sqlite3.IntegrityError as exc:
