@@ -40,7 +40,7 @@ def core(ds) -> dict[str, float]:
     t["pairwise model"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     values = Values(ds, means, fit)
-    key, _, _ = best_set(ds, values, forbidden_pairs(ds, fit))
+    key, _, _ = best_set(ds, values, forbidden_pairs(ds))
     members = [j for j in range(len(ds.factors)) if key >> j & 1][:16]
     shapley(values, 0, members)
     t["best set+shapley"] = time.perf_counter() - t0

@@ -18,10 +18,10 @@ from typing import Any
 from perflab.engines import ENGINES
 from perflab.engines.base import Engine
 from perflab.spec import RunSpec
+from perflab.supervisor import EVENT_FDS_ENV
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload
 
-EVENT_FDS_ENV = "PERFLAB_EVENT_FDS"
 #: parsl-perf's rule: a batch shorter than this fraction of the target is re-sized and rerun.
 ESTIMATE_FRACTION = 0.75
 MAX_ESTIMATES = 8

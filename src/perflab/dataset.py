@@ -19,7 +19,7 @@ import pandas as pd
 
 from perflab.errors import PerflabError
 from perflab.factors.catalog import NAME_RE
-from perflab.record import METRICS, RunRecord
+from perflab.record import METRICS, STATUSES, RunRecord
 from perflab.store import Store
 
 BASE_COLUMNS = ["run_id", "timestamp", "status", *METRICS, "treatments"]
@@ -137,7 +137,7 @@ def read_csv(path: str | Path, campaign: str, metric: str = "us_per_task") -> li
             if not NAME_RE.match(t.partition("=")[0]):
                 raise PerflabError(f"{where}: treatment {t!r} is not a valid name")
         status = cells.get("status") or "ok"
-        if status not in ("ok", "failed", "timeout"):
+        if status not in STATUSES:
             raise PerflabError(f"{where}: status {status!r} is not ok, failed or timeout")
         values: dict[str, Any] = {}
         for m in METRICS:

@@ -28,6 +28,8 @@ from typing import Any
 
 import psutil
 
+#: Names the pipe fds ("event_w,ack_r") on which the child marks its counted windows.
+EVENT_FDS_ENV = "PERFLAB_EVENT_FDS"
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 #: Seconds the run's leftover processes get to exit by themselves after the main one did.
@@ -187,7 +189,7 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
         ev_r, ev_w = os.pipe()
         ack_r, ack_w = os.pipe()
         pass_fds = (ev_w, ack_r)
-        env["PERFLAB_EVENT_FDS"] = f"{ev_w},{ack_r}"
+        env[EVENT_FDS_ENV] = f"{ev_w},{ack_r}"
 
     t_start = time.monotonic()
     with open(run_dir / "stdout.txt", "wb") as out, open(run_dir / "stderr.txt", "wb") as err:

@@ -77,7 +77,7 @@ class Values:
         return float(self.predict_keys(np.array([key], dtype=np.int64))[0]), False
 
 
-def forbidden_pairs(ds: Dataset, fit: Fit) -> np.ndarray:
+def forbidden_pairs(ds: Dataset) -> np.ndarray:
     """Pairs the best-set search must not combine: catalog conflicts, and pairs never seen
     together (the model cannot say what they do together)."""
     k = len(ds.factors)
@@ -359,7 +359,7 @@ def analyze(
             interactions.append({"a": a, "b": b, "effect_us": est, "ci_low": lo, "ci_high": hi})
     interactions.sort(key=lambda r: -abs(r["effect_us"]))
 
-    bad = forbidden_pairs(ds, pairwise)
+    bad = forbidden_pairs(ds)
     raw_key, _, method = best_set(ds, values, bad, seed)
     bkey = prune(model, ds, raw_key)
     bpred = float(values.predict_keys(np.array([bkey], dtype=np.int64))[0])

@@ -43,10 +43,6 @@ class Fit:
         q = stats.t.ppf(0.5 + level / 2, max(self.df_resid, 1))
         return est, est - q * se, est + q * se
 
-    def predict_rows(self, rows: np.ndarray) -> np.ndarray:
-        out = rows @ self.beta
-        return np.exp(out) if self.log else out
-
 
 def design_columns(
     factors: list[str],
