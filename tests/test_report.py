@@ -137,3 +137,18 @@ def test_report_of_a_live_campaign(tmp_path: Path) -> None:
     _check(html, tmp_path, "report_live")
     summary = perflab("report", "live", *args, cwd=tmp_path)
     assert summary.returncode == 0 and "Shapley" in summary.stdout
+
+
+def test_effects_with_unknown_cis_draw_without_error_bars(tmp_path: Path) -> None:
+    from perflab.report.figures import _bars, _effects
+
+    a = {
+        "factors": {
+            "x": {"effect_us": -5.0, "ci_low": None, "ci_high": None, "mean_delta_us": None},
+            "y": {"effect_us": 3.0, "ci_low": 1.0, "ci_high": 5.0, "mean_delta_us": 2.0},
+        }
+    }
+    df = _effects(a)
+    assert df["lo"].dtype == float and df["lo"].isna().sum() == 1
+    _bars(df).save(tmp_path / "bars.png", width=4, height=3, dpi=50, verbose=False)
+    assert (tmp_path / "bars.png").stat().st_size > 1000

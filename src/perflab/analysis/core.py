@@ -315,8 +315,11 @@ def analyze(
     for name, fit in fits.items():
         fit.cv_rmse = cv_rmse(cv_ds, interactions=name.startswith("pairwise"), log=fit.log)
     # Predictions (AMEs, best set, paths, Shapley where unmeasured) come from the model that
-    # cross-validates better: with few runs the pairwise model over-fits.
-    use_pairwise = (pairwise.cv_rmse or math.inf) <= (linear.cv_rmse or math.inf)
+    # cross-validates better: with few runs the pairwise model over-fits. A saturated fit (no
+    # residual df) has no uncertainty to offer, so it is not eligible however it validates.
+    use_pairwise = pairwise.df_resid > 0 and (pairwise.cv_rmse or math.inf) <= (
+        linear.cv_rmse or math.inf
+    )
     model = pairwise if use_pairwise else ols(ds, interactions=False)
     values = Values(ds, means, model)
     xbar = ds.x.mean(axis=0)

@@ -78,7 +78,11 @@ def _effects(a: dict[str, Any], label: str = "") -> pd.DataFrame:
         }
         for f, v in a["factors"].items()
     ]
-    return pd.DataFrame(rows).sort_values("effect")
+    df = pd.DataFrame(rows)
+    # An unknown CI (null in the analysis) is drawn as no error bar, not as a category.
+    for col in ("effect", "lo", "hi", "mean_delta"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    return df.sort_values("effect")
 
 
 def _bars(df: pd.DataFrame, dodge: bool = False) -> ggplot:
