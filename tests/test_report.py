@@ -150,5 +150,8 @@ def test_effects_with_unknown_cis_draw_without_error_bars(tmp_path: Path) -> Non
     }
     df = _effects(a)
     assert df["lo"].dtype == float and df["lo"].isna().sum() == 1
-    _bars(df).save(tmp_path / "bars.png", width=4, height=3, dpi=50, verbose=False)
+    from plotnine.exceptions import PlotnineWarning
+
+    with pytest.warns(PlotnineWarning, match="geom_errorbar : Removed 1 rows"):
+        _bars(df).save(tmp_path / "bars.png", width=4, height=3, dpi=50, verbose=False)
     assert (tmp_path / "bars.png").stat().st_size > 1000
