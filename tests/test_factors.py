@@ -144,7 +144,9 @@ def test_patch_against_missing_file_is_refused(tmp_path: Path) -> None:
     cat = load_catalogs([str(_patch_catalog(tmp_path, diff))])
     with pytest.raises(PerflabError, match="does not exist"):
         treat(RunSpec(target="parsl-threads"), "p", cat)
-    cat = load_catalogs([str(_patch_catalog(tmp_path / "..", None))], builtin=False)
+    elsewhere = tmp_path / "no_diff"
+    elsewhere.mkdir()
+    cat = load_catalogs([str(_patch_catalog(elsewhere, None))], builtin=False)
     with pytest.raises(PerflabError, match="patch file .* does not exist"):
         treat(RunSpec(target="parsl-threads"), "p", cat)
 

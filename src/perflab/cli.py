@@ -20,7 +20,7 @@ from rich.table import Table
 
 from perflab.errors import PerflabError
 from perflab.factors.catalog import CATEGORIES, load_catalogs, treat
-from perflab.measure import COMMAND_TARGET, measure, summarize, validate
+from perflab.measure import COMMAND_TARGET, measure_repeated, summarize, validate
 from perflab.record import RunRecord
 from perflab.spec import RunSpec
 from perflab.store import Store
@@ -271,16 +271,14 @@ def base_spec(o: dict[str, Any]) -> RunSpec:
 def run(treat_set: str, repeat: int, as_json: bool, **o: Any) -> None:
     """Measure one black-box run (or --repeat K runs) in fresh processes."""
     spec = base_spec(o)
-    if repeat < 1:
-        raise PerflabError(f"--repeat must be at least 1 (got {repeat})")
     if treat_set or o["catalogs"]:
         spec = treat(spec, treat_set, load_catalogs(list(o["catalogs"])))
     validate(spec if spec.command is None else replace(spec, target=COMMAND_TARGET))
-    records: list[RunRecord] = []
-    for i in range(repeat):
-        if not as_json:
-            err_console.print(f"[dim]run {i + 1}/{repeat} …[/dim]")
-        records.append(measure(spec))
+
+    def progress(i: int, n: int) -> None:
+        err_console.print(f"[dim]run {i}/{n} …[/dim]")
+
+    records = measure_repeated(spec, repeat, None if as_json else progress)
     summary = summarize(records) if repeat > 1 else None
     if as_json:
         if repeat == 1:

@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -274,8 +275,16 @@ def summarize(records: list[RunRecord], metric: str = "us_per_task") -> dict[str
     return out
 
 
-def measure_repeated(spec: RunSpec, repeat: int) -> list[RunRecord]:
-    """``repeat`` fresh measurements of the same spec (each its own process tree)."""
+def measure_repeated(
+    spec: RunSpec, repeat: int, before: Callable[[int, int], None] | None = None
+) -> list[RunRecord]:
+    """``repeat`` fresh measurements of the same spec (each its own process tree);
+    ``before(i, repeat)`` is called ahead of run i (1-based), e.g. to show progress."""
     if repeat < 1:
         raise PerflabError(f"--repeat must be at least 1 (got {repeat})")
-    return [measure(spec) for _ in range(repeat)]
+    records = []
+    for i in range(1, repeat + 1):
+        if before:
+            before(i, repeat)
+        records.append(measure(spec))
+    return records
