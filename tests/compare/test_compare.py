@@ -15,11 +15,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 import perflab.cli  # noqa: F401  (registers the verbs)
-from conftest import ROOT
+from conftest import CHROMIUM, ROOT, open_in_chromium
 from perflab.cli.app import main
 from perflab.compare.calibrate import calibrate_values, load, save, signature
 from perflab.compare.changepoints import change_points
 from perflab.compare.history import History, Release, history_figure
+from perflab.compare.render import history_html, history_markdown
 from perflab.compare.stats import abba, decide, looks, recommend_n, sequential
 from perflab.run.spec import RunSpec
 
@@ -250,6 +251,16 @@ def test_history_figure_and_table_from_measured_values(tmp_path: Path) -> None:
     out = hist.to_dict()
     assert [r["version"] for r in out["releases"]] == versions
     assert out["change_points"][0]["decision"]["ratio"] < 0.75
+    md = history_markdown(hist)
+    assert "| 2026.1.5 | 4 | 0 |" in md
+    assert "between 2024.6.3 and 2025.6.2: confirmed" in md
+    page = tmp_path / "history.html"
+    page.write_text(history_html(hist, paths[0].read_bytes()))
+    if CHROMIUM is not None:  # scripts/setup installs it; CI always has it
+        seen = open_in_chromium(page, tmp_path / "history_shot.png")
+        assert [(ok, w > 0) for ok, w, _ in seen["images"]] == [(True, True)]
+        assert [u for u in seen["requests"] if not u.startswith(("file://", "data:"))] == []
+        assert seen["errors"] == [] and "parsl" in seen["title"]
 
 
 def test_history_bad_input_is_exit_2(tmp_path: Path) -> None:

@@ -3,62 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import perflab
+from conftest import CHROMIUM, SCREENSHOTS, open_in_chromium, perflab
 from perflab.analysis import synthetic
 from perflab.report.figures import FIGURES
 from perflab.report.html import report_source
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-SCREENSHOTS = (
-    Path(os.environ.get("PERFLAB_SCREENSHOTS", ""))
-    if os.environ.get("PERFLAB_SCREENSHOTS")
-    else None
-)
-
-
-def open_in_chromium(html: Path, screenshot: Path) -> dict:
-    """Load the page from disk; report requests, console errors and broken images."""
-    from playwright.sync_api import sync_playwright
-
-    requests: list[str] = []
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.on("request", lambda r: requests.append(r.url))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(html.as_uri(), wait_until="load")
-        images = page.eval_on_selector_all(
-            "figure img", "els => els.map(e => [e.complete, e.naturalWidth, e.alt])"
-        )
-        title = page.title()
-        injected = page.eval_on_selector_all("h1 b", "els => els.length")
-        page.screenshot(path=str(screenshot), full_page=False)
-        browser.close()
-    return {
-        "requests": requests,
-        "errors": errors,
-        "images": images,
-        "title": title,
-        "injected": injected,
-    }
 
 
 def _check(html: Path, tmp_path: Path, name: str) -> dict:

@@ -12,7 +12,7 @@ from perflab.cli.app import err_console, json_option, main
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare.gate import DERIVED
 from perflab.compare.history import Release, history_figure, run_history
-from perflab.compare.render import print_history
+from perflab.compare.render import history_html, history_markdown, print_history
 from perflab.errors import PerflabError
 from perflab.factors.venvs import prepare_environment
 from perflab.files import atomic_write, perflab_home
@@ -59,7 +59,8 @@ from perflab.run.record import METRICS
     "-o",
     "out_dir",
     type=click.Path(),
-    help="Write history.json, history.md and the figure (PNG, SVG) here.",
+    help="Write history.json, history.md, history.html (an offline page) and the figure "
+    "(PNG, SVG) here.",
 )
 @json_option
 def history(
@@ -100,8 +101,11 @@ def history(
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         atomic_write(out / "history.json", json.dumps(hist.to_dict(), indent=1))
+        png = None
         if any(r.values for r in hist.releases):
-            history_figure(hist, out)
+            png = history_figure(hist, out)[0].read_bytes()
+        atomic_write(out / "history.md", history_markdown(hist))
+        atomic_write(out / "history.html", history_html(hist, png))
     if as_json:
         click.echo(json.dumps(hist.to_dict()))
     else:

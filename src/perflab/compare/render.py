@@ -131,27 +131,96 @@ def print_calibration(cal: Calibration, path: Path, console: Console | None = No
     console.print(f"[dim]stored in {escape(str(path))}[/dim]")
 
 
-def print_history(h: History, console: Console | None = None) -> None:
-    console = console or Console()
-    table = Table(title=f"{h.package}: {h.metric} per release", title_justify="left")
-    for col in ("release", "n", "failed", "geo. mean", "95% CI", "vs previous"):
-        table.add_column(col, justify="left" if col == "release" else "right")
-    prev = None
+def history_rows(h: History) -> list[tuple[str, str, str, str, str, str]]:
+    """One row per release: version, n, failed, geometric mean, 95 % CI, change vs previous."""
+    rows, prev = [], None
     for rel in h.releases:
         s = rel.summary()
         gm = s.get("geo_mean")
         change = _pct(gm / prev) if gm and prev else ""
         ci = f"{_num(s.get('ci_low'))} – {_num(s.get('ci_high'))}" if gm else "-"
-        table.add_row(rel.version, str(s["n"]), str(s["failed"]), _num(gm), ci, change)
+        rows.append((rel.version, str(s["n"]), str(s["failed"]), _num(gm), ci, change))
         prev = gm or prev
-    console.print(table)
+    return rows
+
+
+HISTORY_COLUMNS = ("release", "n", "failed", "geo. mean", "95% CI", "vs previous")
+
+
+def change_point_lines(h: History) -> list[str]:
+    """Each proposed change point, named by the releases around it, with the gate's verdict."""
     if not h.change_points:
-        console.print("no change point proposed")
+        return ["no change point proposed"]
+    out = []
     for cp in h.change_points:
         d = cp.decision
         state = "confirmed" if cp.confirmed else "not confirmed"
-        console.print(
+        out.append(
             f"change point between {cp.before} and {cp.after}: {state} by the gate — "
             f"{cp.after} is {d.verdict}, ratio {d.ratio:.3f} [{d.ci_low:.3f}, {d.ci_high:.3f}], "
             f"p = {d.p_value:.2g}"
         )
+    return out
+
+
+def print_history(h: History, console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title=f"{h.package}: {h.metric} per release", title_justify="left")
+    for col in HISTORY_COLUMNS:
+        table.add_column(col, justify="left" if col == "release" else "right")
+    for row in history_rows(h):
+        table.add_row(*row)
+    console.print(table)
+    for line in change_point_lines(h):
+        console.print(escape(line))
+
+
+def history_markdown(h: History) -> str:
+    """The history table and its change points, for a PR comment or a CI step summary."""
+    lines = [
+        f"### perflab history: {h.package}, {h.metric} per release",
+        "",
+        "| " + " | ".join(HISTORY_COLUMNS) + " |",
+        "|---|" + "---:|" * (len(HISTORY_COLUMNS) - 1),
+        *["| " + " | ".join(row) + " |" for row in history_rows(h)],
+        "",
+        *[f"* {line}" for line in change_point_lines(h)],
+        "",
+        f"Geometric means with 95 % BCa intervals; change points from PELT, each checked by "
+        f"the compare gate on the two releases around it (α {h.alpha:g} over all pairs, "
+        f"threshold {h.threshold:.0%}).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def history_html(h: History, png: bytes | None) -> str:
+    """One offline page: the figure inlined, the table, the change points."""
+    import base64
+    import html
+
+    e = html.escape
+    head = "".join(f"<th>{e(c)}</th>" for c in HISTORY_COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in history_rows(h)
+    )
+    figure = (
+        f'<figure><img alt="{e(h.package)} {e(h.metric)} per release" '
+        f'src="data:image/png;base64,{base64.b64encode(png).decode()}"></figure>'
+        if png
+        else ""
+    )
+    points = "".join(f"<li>{e(line)}</li>" for line in change_point_lines(h))
+    title = f"perflab history: {h.package}, {h.metric} per release"
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{e(title)}</title>'
+        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
+        "td,th{padding:.2em .8em;text-align:right}td:first-child{text-align:left}"
+        "img{max-width:100%}</style></head><body>"
+        f"<h1>{e(title)}</h1>{figure}<table><thead><tr>{head}</tr></thead>"
+        f"<tbody>{body}</tbody></table><ul>{points}</ul>"
+        f"<p>Geometric means with 95 % BCa intervals. Change points: PELT candidates, each "
+        f"checked by the compare gate on the two releases around it (α {h.alpha:g} over all "
+        f"pairs, threshold {h.threshold:.0%}); solid red lines are confirmed, dashed grey are "
+        f"not.</p></body></html>\n"
+    )

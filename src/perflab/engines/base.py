@@ -77,6 +77,8 @@ class Engine:
             raise PerflabError(f"--parsl-config applies only to Parsl engines, not {cls.name!r}")
 
     def start(self) -> None:
+        """Start the task system. If it fails half-way, ``shutdown`` is still called, so
+        that must tolerate a partial start (attributes not yet set)."""
         raise NotImplementedError
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:

@@ -47,13 +47,6 @@ class RedisPubSubEngine(Engine):
         return m
 
     def start(self) -> None:
-        try:
-            self._start()
-        except BaseException:
-            self.shutdown()  # the measured process does not call it when start() fails
-            raise
-
-    def _start(self) -> None:
         import redis
 
         self.redis = redis

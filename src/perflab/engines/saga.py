@@ -106,13 +106,6 @@ class SagaEngine(JobEngine):
         return m
 
     def start(self) -> None:
-        try:
-            self._start()
-        except BaseException:
-            self.shutdown()  # the measured process does not call it when start() fails
-            raise
-
-    def _start(self) -> None:
         os.environ["RADICAL_BASE"] = str(self.run_dir / "radical")
         os.environ["RADICAL_SAGA_PTY_SSH_TIMEOUT"] = str(SSH_TIMEOUT_S)
         os.environ["RADICAL_SAGA_PTY_SSH_SHAREMODE"] = str(self.opts["ssh_share"])

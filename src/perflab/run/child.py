@@ -7,6 +7,7 @@ snapshots the CPU counters of the whole process tree while the tree is idle.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -94,7 +95,14 @@ def main(argv: list[str]) -> int:
     if "timeline" in spec.profile:
         workload.timeline = []
     workload.prepare()  # before the engine's processes compete for the cores
-    engine.start()
+    try:
+        engine.start()
+    except BaseException:
+        # Stop what a half-started engine did start (servers, sshds, clients) before the
+        # error is reported; its own shutdown error would only hide the cause.
+        with contextlib.suppress(Exception):
+            engine.shutdown()
+        raise
     try:
         workload.started(engine, run_dir)
         if workload.timeline is not None:
