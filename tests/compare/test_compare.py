@@ -157,6 +157,37 @@ def test_compare_flags_an_injected_slowdown_and_exits_1(tmp_path: Path) -> None:
     assert "slower" in text and "| A |" in text and "echo 125" in text
 
 
+def _toy_tree(root: Path, delay: float) -> Path:
+    (root / "plabtoy").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "plabtoy"\nversion = "0.1"\n'
+    )
+    (root / "plabtoy" / "__init__.py").write_text(f"DELAY = {delay}\n")
+    return root
+
+
+@pytest.mark.slow
+def test_compare_two_source_trees_each_in_its_own_venv(tmp_path: Path) -> None:
+    """--source-a/-b: each tree pip-installed into its own cached venv; the command runs there
+    (its `python` is the venv's) and the slower tree is flagged."""
+    a, b = _toy_tree(tmp_path / "a", 0.01), _toy_tree(tmp_path / "b", 0.03)
+    score = (
+        'python -c "import time, plabtoy; t = time.perf_counter(); time.sleep(plabtoy.DELAY); '
+        'print((time.perf_counter() - t) * 1e6)"'
+    )
+    home = tmp_path / "home"
+    args = ["compare", "--command", score, "--runs", "4", "--fixed", "--json"]
+    res = perflab(*args, "--source-a", str(a), "--source-b", str(b), home=home)
+    assert res.returncode == 1, res.stderr[-2000:]
+    out = json.loads(res.stdout)
+    assert out["verdict"] == "slower" and 2.5 < out["decision"]["ratio"] < 3.5
+    venvs = {s: out[s]["env"]["venv"] for s in ("a", "b")}
+    assert venvs["a"]["requirements"] == [str(a)] and venvs["b"]["requirements"] == [str(b)]
+    assert venvs["a"]["python"] != venvs["b"]["python"]
+    assert all(str(home / "venvs") in v["python"] for v in venvs.values())
+
+
 def test_compare_faster_is_exit_0_and_identical_sides_warn(tmp_path: Path) -> None:
     home = tmp_path / "home"
     res = cli(
