@@ -96,3 +96,20 @@ def open_in_chromium(html: Path, screenshot: Path) -> dict:
         "title": title,
         "injected": injected,
     }
+
+
+#: A Parsl config for `--runner parsl`: where the measured runs go (not what they measure).
+PARSL_RUNNER_CONFIG = """
+from parsl.config import Config
+from parsl.executors import HighThroughputExecutor
+from parsl.providers import LocalProvider
+
+# One worker per block, two blocks: on a cluster each block would be a node of its own.
+config = Config(
+    executors=[HighThroughputExecutor(
+        label="perflab_runner", address="127.0.0.1", max_workers_per_node=1,
+        provider=LocalProvider(init_blocks=2, min_blocks=2, max_blocks=2),
+    )],
+    strategy="none",
+)
+"""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, perflab
+from conftest import PARSL_RUNNER_CONFIG, ROOT, perflab
 from perflab import PerflabError, RunSpec
 from perflab.campaign.dataset import export, import_csv, read_csv
 from perflab.campaign.plan import create_campaign, interleave, run_campaign, status
@@ -195,22 +195,6 @@ def test_import_the_seeds_shape(work: Path) -> None:
     nometric.write_text("timestamp;treatments\n1;a\n")
     with pytest.raises(PerflabError, match="nometric.csv:1: no metric column"):
         read_csv(nometric, "n")
-
-
-PARSL_RUNNER_CONFIG = """
-from parsl.config import Config
-from parsl.executors import HighThroughputExecutor
-from parsl.providers import LocalProvider
-
-# One worker per block, two blocks: on a cluster each block would be a node of its own.
-config = Config(
-    executors=[HighThroughputExecutor(
-        label="perflab_runner", address="127.0.0.1", max_workers_per_node=1,
-        provider=LocalProvider(init_blocks=2, min_blocks=2, max_blocks=2),
-    )],
-    strategy="none",
-)
-"""
 
 
 @pytest.mark.slow

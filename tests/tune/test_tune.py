@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import PERFLAB, ROOT, perflab
+from conftest import PARSL_RUNNER_CONFIG, PERFLAB, ROOT, perflab
 from perflab.campaign.designs.base import Constraints
 from perflab.campaign.store import Store
 from perflab.tune.stages import Tuner, repair
@@ -89,6 +89,28 @@ def test_tune_a_black_box_command_resumes_after_a_kill(tmp_path: Path) -> None:
     counts = {c: store.counts(c) for c in store.campaign_names()}
     assert all(c["done"] == c["planned"] for c in counts.values())
     assert sum(c["done"] for c in counts.values()) == result["runs"] <= 40
+
+
+@pytest.mark.slow
+def test_tune_runs_through_the_parsl_runner(tmp_path: Path) -> None:
+    """`--runner parsl`: every stage's runs go to the runner's workers (two blocks here)."""
+    (tmp_path / "app.py").write_text(SCRIPT)
+    (tmp_path / "runner.py").write_text(PARSL_RUNNER_CONFIG)
+    r = perflab(
+        "tune", "t2", "--command", f"{sys.executable} app.py", "--factors", "a,b,c",
+        "--budget", "24", "--pairs", "3", "--search", "staged", "--runner", "parsl",
+        "--runner-config", "runner.py", "--store", str(tmp_path / "s.db"), "--json",
+        cwd=tmp_path, timeout=400,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    result = json.loads(r.stdout)
+    assert {"a", "b"} <= set(result["best_set"]) and "c" not in result["best_set"]
+    store = Store(tmp_path / "s.db")
+    stages = [store.records(c) for c in store.campaign_names()]
+    assert sum(len(s) for s in stages) == result["runs"]
+    # each stage starts the runner afresh: its runs are shared by that stage's two workers
+    workers = [{rec.measurement["measured_by"]["pid"] for rec in s} for s in stages]
+    assert all(len(w) <= 2 for w in workers) and max(len(w) for w in workers) == 2
 
 
 def test_optuna_search_confirms_its_pick_with_measured_pairs() -> None:

@@ -92,6 +92,23 @@ class RegistryChoice(click.Option):
         return super().get_help_record(ctx)
 
 
+def _runners() -> Any:
+    from perflab.campaign.runners import RUNNERS
+
+    return RUNNERS
+
+
+#: Where a campaign's runs execute: this machine, or scale-out through Parsl.
+runner_option = click.option(
+    "--runner",
+    default="local",
+    show_default=True,
+    cls=RegistryChoice,
+    registry=_runners,
+    help="Where the runs execute (parsl: scale-out).",
+)
+
+
 def kv(values: tuple[str, ...], what: str) -> dict[str, Any]:
     """``("a=1", "b=x")`` -> ``{"a": 1, "b": "x"}``; dashes in keys become underscores."""
     out: dict[str, Any] = {}

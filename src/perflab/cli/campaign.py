@@ -15,6 +15,7 @@ from perflab.cli.app import (
     kv,
     main,
     resolved,
+    runner_option,
     shown_warnings,
     store_option,
 )
@@ -33,12 +34,6 @@ def _designs() -> Any:
     from perflab.campaign.designs import DESIGNS
 
     return DESIGNS
-
-
-def _runners() -> Any:
-    from perflab.campaign.runners import RUNNERS
-
-    return RUNNERS
 
 
 @main.group()
@@ -124,14 +119,7 @@ def campaign_create(
 
 @campaign.command("run")
 @click.argument("name")
-@click.option(
-    "--runner",
-    default="local",
-    show_default=True,
-    cls=RegistryChoice,
-    registry=_runners,
-    help="Where the runs execute (parsl: scale-out).",
-)
+@runner_option
 @click.option("--parsl-config", type=click.Path(), help="With --runner parsl: where runs go.")
 @click.option("--max-runs", type=int, help="Stop after this many runs (resume later).")
 @store_option

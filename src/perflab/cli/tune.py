@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from perflab.campaign.store import Store
-from perflab.cli.app import err_console, json_option, main, store_option
+from perflab.cli.app import err_console, json_option, main, resolved, runner_option, store_option
 from perflab.cli.spec_options import base_spec, run_options
 
 
@@ -39,6 +39,13 @@ from perflab.cli.spec_options import base_spec, run_options
     "bench/best_set.py); staged: screen, focus, confirm rounds.",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
+@runner_option
+@click.option(
+    "--runner-config",
+    type=click.Path(exists=True, dir_okay=False),
+    help="With --runner parsl: the Parsl config file saying where runs go (--parsl-config "
+    "is the measured engine's).",
+)
 @store_option
 @json_option
 def tune_cmd(
@@ -48,6 +55,8 @@ def tune_cmd(
     pairs: int,
     seed: int,
     search: str,
+    runner: str,
+    runner_config: str | None,
     store_path: str | None,
     as_json: bool,
     **o: Any,
@@ -65,7 +74,7 @@ def tune_cmd(
     candidates = [f.strip() for f in factor_list.split(",") if f.strip()]
     result = tune(
         Store(store_path), name, base_spec(o), candidates, budget, list(o["catalogs"]),
-        seed, pairs, on_stage=on_stage, search=search,
+        seed, pairs, runner, on_stage, search, parsl_config=resolved(runner_config),
     )  # fmt: skip
     if as_json:
         click.echo(json.dumps(result))
