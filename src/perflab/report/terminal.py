@@ -222,14 +222,19 @@ def print_analysis(a: dict[str, Any]) -> None:
     _effects_table(console, a)
     if "headline" in a:
         console.print(escape(a["headline"]["text"]))
-    inter = Table(
-        title="strongest interactions: T(X+a+b) - T(X+a) - T(X+b) + T(X)", title_justify="left"
-    )
-    for col in ("a", "b", "effect", "95% CI", "claim"):
-        inter.add_column(col)
-    for r in [r for r in a["interactions"] if r["effect_us"] is not None][:5]:
-        inter.add_row(r["a"], r["b"], num(r["effect_us"]), ci_text(r), r.get("claim", ""))
-    console.print(inter)
+    assessable = [r for r in a["interactions"] if r["effect_us"] is not None]
+    if assessable:
+        inter = Table(
+            title="strongest interactions: T(X+a+b) - T(X+a) - T(X+b) + T(X)",
+            title_justify="left",
+        )
+        for col in ("a", "b", "effect", "95% CI", "claim"):
+            inter.add_column(col)
+        for r in assessable[:5]:
+            inter.add_row(r["a"], r["b"], num(r["effect_us"]), ci_text(r), r.get("claim", ""))
+        console.print(inter)
+    elif not a.get("interactions_note"):  # a note is the headline already
+        console.print("interactions: none assessable (the pairwise model has no residual df)")
     sh = a["shapley"]
     console.print(
         f"Shapley attribution of {sh['total_us']:,.1f} µs/task "
