@@ -26,7 +26,8 @@ import statsmodels.api as sm
 
 from perflab.campaign.designs.fractional import doptimal
 from perflab.tune.optuna_search import OptunaSearch
-from perflab.tune.stages import Tuner, repair
+from perflab.tune.search import repair
+from perflab.tune.stages import Tuner
 from perflab.tune.truths import TRUTHS, Truth
 
 
