@@ -151,3 +151,15 @@ def test_curve_specs() -> None:
 def test_seed001_cli_bad_input_exits_2() -> None:
     proc = perflab("seed001", "curve", "services", "--levels", "1,x")
     assert proc.returncode == 2 and "--levels" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_hanging_bashrc_is_named_before_saga_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.engines.saga import check_interactive_bash
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    check_interactive_bash(limit_s=10)  # no .bashrc: starts at once
+    (tmp_path / ".bashrc").write_text("exec sleep 30\n")  # exec: nothing outlives the kill
+    with pytest.raises(RuntimeError, match=r"bash -i -c true.*\.bashrc"):
+        check_interactive_bash(limit_s=1)

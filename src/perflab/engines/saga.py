@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +42,8 @@ SSH_TIMEOUT_S = 10
 SETTLE_TIMEOUT_S = 120.0
 #: Seconds the job services get to close before their processes are stopped by PID.
 CLOSE_TIMEOUT_S = 10.0
+#: How long ``bash -i`` may take to start before saga's fork:// shell is called broken.
+SHELL_START_LIMIT_S = 20.0
 
 
 def _close(js: Any) -> None:
@@ -67,6 +70,26 @@ def _last_line(path: Path) -> str:
     except OSError:
         return ""
     return lines[-1] if lines else ""
+
+
+def check_interactive_bash(limit_s: float = SHELL_START_LIMIT_S) -> None:
+    """saga's fork:// shell is ``/bin/bash -i``, so it runs the user's ``.bashrc``; one that
+    hangs (e.g. a stale ``~/.pyenv/shims/.pyenv-shim`` lock left by a killed shell makes
+    ``pyenv rehash`` wait 60 s) would fail every job service with an opaque pty timeout."""
+    try:
+        subprocess.run(
+            ["/bin/bash", "-i", "-c", "true"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=limit_s,
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(
+            f"`bash -i -c true` took over {limit_s:.0f} s: saga's fork:// shell runs ~/.bashrc, "
+            "which hangs here (a stale lock such as ~/.pyenv/shims/.pyenv-shim?); "
+            "check with `time bash -i -c true`"
+        ) from None
 
 
 @ENGINES.register
@@ -114,6 +137,7 @@ class SagaEngine(JobEngine):
         if self.opts["url"]:
             urls = [str(self.opts["url"])]
         elif self.opts["endpoint"] == "fork":
+            check_interactive_bash()
             urls = ["fork://localhost/"]
         else:
             urls = self._start_sshds(int(self.opts["endpoints"]))
