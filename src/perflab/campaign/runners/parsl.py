@@ -42,7 +42,10 @@ class ParslRunner(Runner):
         on_result: OnResult | None,
     ) -> None:
         if not self.opts["parsl_config"]:
-            raise PerflabError("--runner parsl needs --parsl-config FILE")
+            raise PerflabError(
+                "the parsl runner needs a Parsl config file (campaign run --parsl-config, "
+                "tune --runner-config)"
+            )
         run_parsl(store, pending, self.opts["parsl_config"], deadline, on_result)
 
 
