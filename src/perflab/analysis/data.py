@@ -10,6 +10,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
+from perflab.analysis.setstats import keys_of
 from perflab.errors import PerflabError
 from perflab.run.record import DATASET_COLUMNS
 
@@ -63,7 +64,7 @@ class Dataset:
     @property
     def keys(self) -> np.ndarray:
         """Each run's treatment set as a bitmask (factor j is bit j)."""
-        return (self.x.astype(np.int64) << np.arange(self.x.shape[1], dtype=np.int64)).sum(axis=1)
+        return keys_of(self.x)
 
     def key_of(self, names: list[str] | set[str]) -> int:
         idx = {f: j for j, f in enumerate(self.factors)}
