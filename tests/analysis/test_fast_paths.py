@@ -10,7 +10,7 @@ import statsmodels.api as sm
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from perflab.analysis.claims import adjust
+from perflab.analysis.claims import Predictor, adjust
 from perflab.analysis.data import Dataset
 from perflab.analysis.inference import Columns, _syrk, fit_sets, model_matrix
 from perflab.analysis.noise import noisy_sets
@@ -100,3 +100,18 @@ def test_forbidden_pairs_from_distinct_sets_equal_the_run_level_count() -> None:
 def test_model_matrix_of_one_row(pairs: bool) -> None:
     x = np.array([[1, 0, 1, 1]], dtype=np.int8)
     assert np.array_equal(model_matrix(x, pairs), _plain_model_matrix(x, pairs))
+
+
+def test_ranking_predictions_equal_the_model_matrix_ones() -> None:
+    rng = np.random.default_rng(4)
+    k = 6
+    every = (np.arange(1 << k)[:, None] >> np.arange(k)) & 1
+    x = np.tile(every, (2, 1))
+    y = 1000 - 200 * x[:, 0] + 80 * x[:, 1] * x[:, 2] + 10 * rng.standard_normal(len(x))
+    s, _ = collapse(y, x)
+    for pairs in (False, True):
+        pred = Predictor(fit_sets(s, Columns(s, [f"f{j}" for j in range(k)], pairs, [])), k)
+        keys = np.arange(1 << k, dtype=np.int64)
+        lin, est = pred.linear(keys)
+        fast, fest = pred.ranking(keys)
+        assert np.allclose(fast, lin, rtol=1e-12) and np.array_equal(est, fest)

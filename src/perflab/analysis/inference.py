@@ -55,7 +55,7 @@ def model_matrix(x: np.ndarray, pairs: bool) -> np.ndarray:
         # stack cost 10x more at 30,000 sets)
         c = k + 1
         for a in range(k - 1):
-            out[:, c : c + k - a - 1] = z[:, a : a + 1] * z[:, a + 1 :]
+            np.multiply(z[:, a : a + 1], z[:, a + 1 :], out=out[:, c : c + k - a - 1])
             c += k - a - 1
     return out
 
