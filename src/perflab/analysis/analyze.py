@@ -15,7 +15,7 @@ from perflab.analysis.claims import Predictor
 from perflab.analysis.data import Dataset
 from perflab.analysis.deltas import deltas
 from perflab.analysis.effects import factor_entries, state_dependence
-from perflab.analysis.inference import Fit, model_matrix
+from perflab.analysis.inference import Fit, model_matrix, one_blas_thread
 from perflab.analysis.inferred import Inference, coef01, infer, noise_report
 from perflab.analysis.pca import pca_of_paths
 from perflab.analysis.search import Values, forbidden_pairs, path, shapley
@@ -102,6 +102,18 @@ def analyze(
     attribution (default: empty set -> predicted best set); ``order`` adds a user-ordered
     path. ``n_boot`` is accepted for compatibility: no interval is bootstrapped any more (t
     intervals over sets; see docs/statistics.md)."""
+    with one_blas_thread():  # every product here is small: spare threads only spin
+        return _analyze(ds, without, from_set, to_set, order, seed)
+
+
+def _analyze(
+    ds: Dataset,
+    without: list[str] | None,
+    from_set: list[str] | None,
+    to_set: list[str] | None,
+    order: list[str] | None,
+    seed: int,
+) -> Analysis:
     if without:
         ds = restrict(ds, without)
     for what, names in (("--from", from_set), ("--to", to_set), ("--order", order)):

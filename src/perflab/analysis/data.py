@@ -10,6 +10,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
+from perflab.analysis.setstats import keys_of
 from perflab.errors import PerflabError
 from perflab.run.record import DATASET_COLUMNS
 
@@ -63,7 +64,7 @@ class Dataset:
     @property
     def keys(self) -> np.ndarray:
         """Each run's treatment set as a bitmask (factor j is bit j)."""
-        return (self.x.astype(np.int64) << np.arange(self.x.shape[1], dtype=np.int64)).sum(axis=1)
+        return keys_of(self.x)
 
     def key_of(self, names: list[str] | set[str]) -> int:
         idx = {f: j for j, f in enumerate(self.factors)}
@@ -96,6 +97,24 @@ def frame_factors(df: pd.DataFrame) -> list[str]:
     return names
 
 
+def _factor_matrix(sub: pd.DataFrame, names: list[str]) -> np.ndarray:
+    """The runs' 0/1 matrix of ``names``: their columns, else membership in
+    ``treatments``."""
+    small = (np.bool_, np.int8)
+    if all(f in sub.columns and sub[f].dtype in small for f in names) and names:
+        # one block copy; int64 columns of a million runs would be 240 MB
+        return sub[names].to_numpy(dtype=np.int8)
+    cols = []
+    for f in names:
+        if f in sub.columns:
+            cols.append(sub[f].astype(int).to_numpy())
+        else:
+            cols.append(
+                np.array([f in str(v).split(",") for v in sub["treatments"].fillna("")], dtype=int)
+            )
+    return np.column_stack(cols) if cols else np.zeros((len(sub), 0), dtype=int)
+
+
 def from_frame(
     df: pd.DataFrame,
     metric: str = "us_per_task",
@@ -114,17 +133,15 @@ def from_frame(
     if not ok.any():
         raise PerflabError(f"the dataset has no ok run with a {metric} value ({len(df)} runs)")
     names = factors if factors is not None else frame_factors(df)
-    sub = df.loc[ok]
-    cols = []
-    for f in names:
-        if f in sub.columns:
-            cols.append(sub[f].astype(int).to_numpy())
-        else:
-            cols.append(
-                np.array([f in str(v).split(",") for v in sub["treatments"].fillna("")], dtype=int)
-            )
-    x = np.column_stack(cols) if cols else np.zeros((len(sub), 0), dtype=int)
-    varied = [j for j in range(x.shape[1]) if 0 < x[:, j].sum() < len(x)]
+    # only the columns the dataset reads, and no row copy when every run counts
+    wanted = [metric, *(c for c in ("timestamp", BLOCK_COLUMN) if c in df.columns)]
+    wanted += [f for f in names if f in df.columns and f not in wanted]
+    if any(f not in df.columns for f in names):
+        wanted.append("treatments")
+    sub = df[wanted] if ok.all() else df.loc[ok, wanted]
+    x = _factor_matrix(sub, names)
+    sums = x.sum(axis=0)
+    varied = [j for j in range(x.shape[1]) if 0 < sums[j] < len(x)]
     dropped = [names[j] for j in range(len(names)) if j not in varied]
     for f in dropped:
         warnings.warn(f"factor {f!r} never varies among the ok runs: left out", stacklevel=2)
@@ -133,7 +150,7 @@ def from_frame(
     ts = _unix(sub["timestamp"]) if "timestamp" in sub.columns else np.zeros(len(sub))
     return Dataset(
         y=sub[metric].to_numpy(dtype=float),
-        x=x[:, varied].astype(np.int8),
+        x=(x if len(varied) == x.shape[1] else x[:, varied]).astype(np.int8, copy=False),
         factors=[names[j] for j in varied],
         t=ts,
         metric=metric,

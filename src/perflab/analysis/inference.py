@@ -18,13 +18,15 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.linalg
 from scipy import stats
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from perflab.analysis.setstats import SetStats
 
@@ -45,11 +47,17 @@ def model_matrix(x: np.ndarray, pairs: bool) -> np.ndarray:
     """Rows of 0/1 sets in ±1 coding: intercept, z_j, and z_a z_b for every pair if ``pairs``."""
     z = 2.0 * np.asarray(x, float) - 1.0
     m, k = z.shape
-    cols = [np.ones((m, 1)), z]
-    if pairs and k > 1:
-        a, b = np.triu_indices(k, 1)
-        cols.append(z[:, a] * z[:, b])
-    return np.hstack(cols)
+    out = np.empty((m, 1 + k + (k * (k - 1) // 2 if pairs else 0)))
+    out[:, 0] = 1.0
+    out[:, 1 : k + 1] = z
+    if pairs:
+        # one broadcast product per factor, written in place (a gather of pair columns and a
+        # stack cost 10x more at 30,000 sets)
+        c = k + 1
+        for a in range(k - 1):
+            np.multiply(z[:, a : a + 1], z[:, a + 1 :], out=out[:, c : c + k - a - 1])
+            c += k - a - 1
+    return out
 
 
 @dataclass
@@ -108,11 +116,22 @@ class Solve:
     chol: np.ndarray  # Cholesky factor of G[basic, basic]
 
 
+@functools.cache
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()  # finding the BLAS libraries costs ~10 ms: once
+
+
+def one_blas_thread() -> Any:
+    """A context with BLAS on one thread: the analysis's matrices (30,000 x 466 at most) gain
+    little from a second thread on an idle machine and lose 3-10x to spinning threads on a
+    busy one."""
+    return _blas().limit(limits=1, user_api="blas")
+
+
 def solve_gram(g: np.ndarray, r: np.ndarray) -> Solve:
     """Rank and null space by a column-pivoted QR of the unit-diagonal Gram matrix; the
     min-norm solution (invariant to column order) by projecting the basic solution."""
-    # p x p factorisations are small: BLAS threads only contend (50-100x slower on a busy box)
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         return _solve_gram(g, r)
 
 
@@ -194,7 +213,12 @@ def _syrk(a: np.ndarray) -> np.ndarray:
     """a'a with half the flops of a matrix product (BLAS syrk)."""
     if a.shape[0] == 0:
         return np.zeros((a.shape[1], a.shape[1]))
-    u = scipy.linalg.blas.dsyrk(1.0, np.asarray(a, order="F", dtype=float), trans=1)
+    a = np.asarray(a, dtype=float)
+    if a.flags.c_contiguous:
+        # a row-major a is a column-major a': syrk of it without a transposed copy
+        u = scipy.linalg.blas.dsyrk(1.0, a.T, trans=0)
+    else:
+        u = scipy.linalg.blas.dsyrk(1.0, np.asfortranarray(a), trans=1)
     return np.triu(u) + np.triu(u, 1).T
 
 
@@ -309,7 +333,7 @@ def _hc3(
 ) -> np.ndarray:
     """HC3 sandwich of the weighted set-mean regression.  A set with leverage ~1 determines a
     direction alone (its residual is 0/0): it contributes the pooled set-level variance."""
-    fb = f[:, sol.basic]
+    fb = f if sol.rank == f.shape[1] else f[:, sol.basic]
     lf = scipy.linalg.solve_triangular(sol.chol, fb.T, lower=True)
     h = w * np.einsum("ij,ij->j", lf, lf)
     full = h > 1 - 1e-8

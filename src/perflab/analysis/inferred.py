@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from perflab.analysis.claims import factor_claims, interaction_claims
 from perflab.analysis.inference import (
@@ -20,6 +19,7 @@ from perflab.analysis.inference import (
     fit_sets,
     grouped_cv,
     nested_f,
+    one_blas_thread,
 )
 from perflab.analysis.noise import levene, noisy_sets, outliers
 from perflab.analysis.setstats import SetStats, collapse, covariates
@@ -75,9 +75,7 @@ def infer(
     """Fit the candidate models on per-set statistics and derive the corrected claims."""
     cov, notes = covariates(t, blocks)
     s, inv = collapse(y, x, cov)
-    p = len(column_names(names, True))
-    # small problems: BLAS threads only contend with each other (and other processes)
-    with threadpool_limits(limits=1 if len(s.n) * p * p < 2e9 else None, user_api="blas"):
+    with one_blas_thread():
         return _infer(s, inv, y, names, notes, seed)
 
 

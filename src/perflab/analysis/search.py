@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.claims import MAX_EXACT, Predictor
+from perflab.analysis.claims import MAX_EXACT, Predictor, rows_of
 from perflab.analysis.data import Dataset
-from perflab.analysis.setstats import SetStats
+from perflab.analysis.setstats import SetStats, keys_of
 from perflab.errors import PerflabError
 
 #: The category of a factor the catalog does not describe.
@@ -52,7 +52,8 @@ def forbidden_pairs(ds: Dataset) -> np.ndarray:
     together (the model cannot say what they do together)."""
     k = len(ds.factors)
     bad = np.zeros((k, k), bool)
-    x = ds.x.astype(np.int64)
+    # distinct sets suffice to know which pairs were ever applied together
+    x = rows_of(np.unique(keys_of(ds.x)), k).astype(np.int64)
     together = x.T @ x
     for a, b in combinations(range(k), 2):
         if together[a, b] == 0 or tuple(sorted((ds.factors[a], ds.factors[b]))) in ds.conflicts:

@@ -117,11 +117,11 @@ def _columnwise(path: Path, metric: str) -> pd.DataFrame:
         status = pc.fill_null(table["status"], "ok")
         if not pc.all(pc.is_in(status, pa.array(STATUSES))).as_py():
             raise _RowByRow
-        out["status"] = status.to_numpy(zero_copy_only=False)
+        out["status"] = status.to_pandas()  # Arrow-backed strings, no Python objects
     else:
         out["status"] = np.full(n, "ok", dtype=object)
     values = _metrics(table, n)
-    if np.isnan(values[metric][out["status"] == "ok"]).any():
+    if np.isnan(values[metric][np.asarray(out["status"] == "ok")]).any():
         raise _RowByRow  # an ok run without its metric
     if metric == "tasks_per_s":
         tps = values[metric]
@@ -129,8 +129,8 @@ def _columnwise(path: Path, metric: str) -> pd.DataFrame:
         with np.errstate(divide="ignore"):
             values["us_per_task"] = np.where(fill, 1e6 / tps, values["us_per_task"])
     out.update(values)
-    x, names, joined = _factors(table, factor_cols, "treatments" in header)
-    out["treatments"] = joined
+    x, names, (strings, inverse) = _factors(table, factor_cols, "treatments" in header)
+    out["treatments"] = pa.array(strings, pa.string()).take(pa.array(inverse)).to_pandas()
     df = pd.DataFrame(out, columns=DATASET_COLUMNS)
     return pd.concat([df, pd.DataFrame(x, columns=names)], axis=1)
 
@@ -189,26 +189,37 @@ def _timestamps(table: pa.Table) -> np.ndarray:
 
 def _factors(
     table: pa.Table, factor_cols: list[str], has_treatments: bool
-) -> tuple[np.ndarray, list[str], np.ndarray]:
+) -> tuple[np.ndarray, list[str], tuple[np.ndarray, np.ndarray]]:
     """The 0/1 matrix of every factor applied at least once (sorted by name), united with
-    the names in the ``treatments`` column, and each row's comma-joined set."""
+    the names in the ``treatments`` column, and each row's comma-joined set (as the distinct
+    sets' strings and each row's index into them)."""
     n = table.num_rows
     names = sorted(factor_cols)
-    cols = []
-    for f in names:
+    # column-major: each column is one contiguous copy, and the frame takes it as one block
+    x = np.empty((n, len(names)), np.int8, order="F")
+    for j, f in enumerate(names):
         if table[f].null_count:
             raise _RowByRow
-        cols.append(np.asarray(table[f].to_numpy(zero_copy_only=False)).view(np.int8))
-    x = np.column_stack(cols) if cols else np.zeros((n, 0), np.int8)
-    joined = _joined(x, names)
-    if has_treatments:
-        given = pc.fill_null(table["treatments"], "")
-        # the usual case (perflab's own export): the column lists exactly the 1 columns
-        if not pc.all(pc.equal(given, pa.array(joined, pa.string()))).as_py():
-            x, names = _united(x, names, given)
-            joined = _joined(x, names)
+        x[:, j] = np.asarray(table[f].to_numpy(zero_copy_only=False)).view(np.int8)
+    strings, inverse = _joined(x, names)
+    if has_treatments and not _same_sets(table["treatments"], strings, inverse):
+        x, names = _united(x, names, pc.fill_null(table["treatments"], ""))
+        strings, inverse = _joined(x, names)
     keep = np.flatnonzero(x.any(axis=0)).tolist()
-    return x[:, keep], [names[j] for j in keep], joined
+    if len(keep) < len(names):
+        x, names = x[:, keep], [names[j] for j in keep]
+    return x, names, (strings, inverse)
+
+
+def _same_sets(given: pa.ChunkedArray, strings: np.ndarray, inverse: np.ndarray) -> bool:
+    """Whether every row's ``treatments`` text is its joined set (perflab's own export):
+    compared once per distinct (text, set) pair, not per run."""
+    enc = pc.dictionary_encode(pc.fill_null(given, "").combine_chunks())
+    codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    texts = enc.dictionary.to_pylist()
+    m = len(strings)
+    pairs = np.unique(codes * m + inverse)
+    return all(texts[c] == strings[i] for c, i in zip(pairs // m, pairs % m, strict=True))
 
 
 def _united(
@@ -231,11 +242,12 @@ def _united(
     return np.column_stack([cols[f] for f in every]), every
 
 
-def _joined(x: np.ndarray, names: list[str]) -> np.ndarray:
-    """Each row's treatments, comma-joined in name order (one join per distinct set)."""
+def _joined(x: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct row's treatments, comma-joined in name order, and each row's index
+    into them (one join per distinct set)."""
     n, k = x.shape
     if k == 0:
-        return np.full(n, "", dtype=object)
+        return np.array([""], dtype=object), np.zeros(n, np.int64)
     if k <= 62:
         keys: np.ndarray = np.zeros(n, np.int64)
         for j in range(k):
@@ -246,4 +258,4 @@ def _joined(x: np.ndarray, names: list[str]) -> np.ndarray:
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     rows = x[first].astype(bool).tolist()
     strings = np.array([",".join(compress(names, r)) for r in rows], dtype=object)
-    return strings[np.ravel(inverse)]
+    return strings, np.ravel(inverse)

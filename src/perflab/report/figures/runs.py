@@ -7,11 +7,11 @@ import pandas as pd
 from plotnine import (
     aes,
     coord_flip,
-    geom_boxplot,
     geom_col,
     geom_hline,
     geom_line,
     geom_point,
+    geom_segment,
     ggplot,
     labs,
     theme_bw,
@@ -55,15 +55,23 @@ def replicates(ctx: Context) -> Result:
         return None
     df = df[df["key"].isin(keys)]
     df["set"] = df["key"].map(lambda k: ",".join(ctx.ds.names_of(int(k))) or "untreated")
+    q = df.groupby("set")["y"].quantile(np.array([0.0, 0.25, 0.5, 0.75, 1.0])).unstack()
+    q.columns = ["lo", "q1", "med", "q3", "hi"]
+    q = q.reset_index()
+    # one layer each for every set at once (group=1): plotnine's boxplot draws per set, and
+    # with coord_flip that was a third of the report's drawing time
     p = (
-        ggplot(df, aes("set", "y"))
-        + geom_boxplot()
-        + coord_flip()
+        ggplot(q, aes(y="set", group=1))
+        + geom_segment(aes(x="lo", xend="hi", yend="set"), colour="#555555")
+        + geom_segment(aes(x="q1", xend="q3", yend="set"), colour="#92c5de", size=4)
+        + geom_point(aes(x="y", y="set"), data=df, size=1, alpha=0.5)
+        + geom_point(aes(x="med"), colour="#b2182b", size=2.5, shape="|")
         + theme_bw()
-        + labs(x="", y="µs/task")
+        + labs(x="µs/task", y="")
     )
     return p, (
-        "Spread of replicate runs of the same treatment set (the most replicated sets). A "
+        "Spread of replicate runs of the same treatment set (the most replicated sets): "
+        "each run a dot, the range a line, the middle half a bar, the median a red tick. A "
         "spread wider than an effect means that effect is within the noise."
     )
 

@@ -1,0 +1,117 @@
+"""The analysis's fast paths (issue 18) give what the plain computations give."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+
+from perflab.analysis.claims import Predictor, adjust
+from perflab.analysis.data import Dataset
+from perflab.analysis.inference import Columns, _syrk, fit_sets, model_matrix
+from perflab.analysis.noise import noisy_sets
+from perflab.analysis.search import forbidden_pairs
+from perflab.analysis.setstats import collapse, keys_of
+
+
+def _plain_model_matrix(x: np.ndarray, pairs: bool) -> np.ndarray:
+    z = 2.0 * np.asarray(x, float) - 1.0
+    cols = [np.ones((len(z), 1)), z]
+    if pairs:
+        a, b = np.triu_indices(z.shape[1], 1)
+        cols.append(z[:, a] * z[:, b])
+    return np.hstack(cols)
+
+
+def test_model_matrix_gram_and_keys_equal_the_plain_computations() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, (200, 7)).astype(np.int8)
+    for pairs in (False, True):
+        assert np.array_equal(model_matrix(x, pairs), _plain_model_matrix(x, pairs))
+    a = rng.standard_normal((50, 6))
+    assert np.allclose(_syrk(a), a.T @ a, rtol=1e-13)
+    assert np.allclose(_syrk(np.asfortranarray(a)), a.T @ a, rtol=1e-13)
+    assert np.array_equal(keys_of(x), (x.astype(np.int64) << np.arange(7)).sum(axis=1))
+    xf = np.asfortranarray(x)  # a dataset's matrix is often column-major
+    assert np.array_equal(keys_of(xf), keys_of(x))
+
+
+def test_pairwise_set_level_fit_equals_run_level_ols_and_statsmodels_hc3() -> None:
+    rng = np.random.default_rng(1)
+    k = 5
+    every = (np.arange(1 << k)[:, None] >> np.arange(k)) & 1  # 32 sets, 16 parameters
+    x = np.tile(every, (3, 1))
+    y = (1000 - 300 * x[:, 0] + 100 * x[:, 1] * x[:, 2]) * (1 + 0.02 * rng.standard_normal(len(x)))
+    s, _ = collapse(y, x)
+    fit = fit_sets(s, Columns(s, [f"f{j}" for j in range(k)], True, []))
+    run = sm.OLS(y, _plain_model_matrix(x, True)).fit()
+    assert np.allclose(fit.beta, run.params, atol=1e-8)
+    ref = sm.WLS(s.mean, _plain_model_matrix(s.x, True), weights=s.n).fit(cov_type="HC3")
+    assert fit.mode == "HC3 on set means"
+    assert np.allclose(fit.cov, ref.cov_params(), rtol=1e-7)
+
+
+def test_noisy_sets_p_values_equal_one_f_test_per_set() -> None:
+    rng = np.random.default_rng(2)
+    x = np.tile(rng.integers(0, 2, (30, 5)), (4, 1))
+    y = 1000 * (1 + 0.05 * rng.standard_normal(len(x)))
+    s, inv = collapse(y, x)
+    y[inv == 3] *= 1 + 0.5 * rng.standard_normal((inv == 3).sum())  # one noisy set
+    s, _ = collapse(y, x)
+    got = {r["index"]: r["p"] for r in noisy_sets(s)}
+    assert 3 in got
+    df = s.n - 1
+    tot_ss, tot_df = s.lss[s.n >= 2].sum(), df[s.n >= 2].sum()
+    for i, p in got.items():
+        ratio = (s.lss[i] / df[i]) / ((tot_ss - s.lss[i]) / (tot_df - df[i]))
+        one = sps.f.sf(ratio, df[i], tot_df - df[i])
+        assert p == min(1.0, 2 * min(one, 1 - one))
+
+
+def test_holm_equals_statsmodels_and_leaves_the_collector_as_it_was() -> None:
+    p = [0.001, 0.04, float("nan"), 0.03, 0.5, 0.0125]
+    adj, sig = adjust(p, "holm", 0.05)
+    ok = [v for v in p if v == v]
+    rej, ref, _, _ = multipletests(ok, alpha=0.05, method="holm")
+    assert [a for a in adj if a == a] == list(ref)
+    assert [s for s, v in zip(sig, p, strict=True) if v == v] == list(rej)
+    assert sig[2] is False and adj[2] != adj[2]
+    assert gc.get_freeze_count() == 0
+
+
+def test_forbidden_pairs_from_distinct_sets_equal_the_run_level_count() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2, (300, 6)).astype(np.int8)
+    x[:, 5] = x[:, 4] == 0  # 4 and 5 never together
+    ds = Dataset(
+        y=np.ones(300), x=x, factors=[f"f{j}" for j in range(6)], t=np.zeros(300), metric="m"
+    )
+    together = x.astype(np.int64).T @ x.astype(np.int64)
+    expect = np.triu(together == 0, 1)
+    assert np.array_equal(forbidden_pairs(ds), expect)
+    assert forbidden_pairs(ds)[4, 5]
+
+
+@pytest.mark.parametrize("pairs", [False, True])
+def test_model_matrix_of_one_row(pairs: bool) -> None:
+    x = np.array([[1, 0, 1, 1]], dtype=np.int8)
+    assert np.array_equal(model_matrix(x, pairs), _plain_model_matrix(x, pairs))
+
+
+def test_ranking_predictions_equal_the_model_matrix_ones() -> None:
+    rng = np.random.default_rng(4)
+    k = 6
+    every = (np.arange(1 << k)[:, None] >> np.arange(k)) & 1
+    x = np.tile(every, (2, 1))
+    y = 1000 - 200 * x[:, 0] + 80 * x[:, 1] * x[:, 2] + 10 * rng.standard_normal(len(x))
+    s, _ = collapse(y, x)
+    for pairs in (False, True):
+        pred = Predictor(fit_sets(s, Columns(s, [f"f{j}" for j in range(k)], pairs, [])), k)
+        keys = np.arange(1 << k, dtype=np.int64)
+        lin, est = pred.linear(keys)
+        fast, fest = pred.ranking(keys)
+        assert np.allclose(fast, lin, rtol=1e-12) and np.array_equal(est, fest)
