@@ -7,8 +7,15 @@ Two kinds of engine:
   to the application a return latency after it ends, whatever the application is doing.
 * ``workqueue`` -- Work Queue's ``wait()`` (cctools ``work_queue_wait_internal``): the manager
   sends and receives only inside ``wait()``, receives before it sends, and returns the first
-  task it retrieves.  ``wq-retrieve-many`` is the documented ``wait_retrieve_many`` mode: keep
-  receiving and sending until a pass moves nothing, then return the first task retrieved.
+  task it retrieves.  It learns that a task ended only when a pass of ``wait()`` polls the
+  worker's message, so a task that ends while the application post-processes is unknown to
+  the manager (and to a drain) until the next ``wait()``.  ``wq-retrieve-many`` is the
+  documented ``wait_retrieve_many`` mode: keep receiving and sending until a pass moves
+  nothing, then return the first task retrieved.
+
+Each task occupies its worker for its own measured time (``samples``: sent to ended, in
+submission order) when the run gives them: retrieve-one on Work Queue waits for the *first*
+of a round's tasks, so the spread of task times matters, not only their mean.
 
 The application keeps ``concurrency`` tasks in flight and post-processes every result:
 ``retrieve-one`` post-processes each result, then submits its replacement; ``drain-many``
@@ -18,7 +25,7 @@ takes every finished result and submits all replacements before post-processing 
 from __future__ import annotations
 
 import math
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -41,6 +48,8 @@ class Costs:
     take_s: float = 0.0
     #: Dispatch-to-start plus end-to-available latency, spent off the manager.
     latency_s: float = 0.0
+    #: The end-to-available part alone (used with per-task ``samples``, which hold dispatch).
+    return_s: float = 0.0
     #: Work Queue: manager time per task sent / received, inside ``wait()``.
     send_s: float = 0.0
     recv_s: float = 0.0
@@ -51,22 +60,40 @@ class Costs:
         return asdict(self)
 
 
+class _Tasks:
+    """Each task's time on its worker and its return latency, in submission order."""
+
+    def __init__(self, task_s: float, k: Costs, samples: Sequence[float] | None) -> None:
+        self.samples = list(samples or ())
+        self.i = 0
+        if self.samples:
+            self.ret = k.return_s
+        else:
+            self.ret = k.latency_s / 2
+            self.samples = [k.latency_s / 2 + task_s]
+
+    def next(self) -> float:
+        s = self.samples[self.i % len(self.samples)]
+        self.i += 1
+        return s
+
+
 class _Pool:
-    def __init__(self, env: simpy.Environment, c: int, task_s: float, k: Costs) -> None:
-        self.env, self.task_s, self.k = env, task_s, k
+    def __init__(self, env: simpy.Environment, c: int, tasks: _Tasks, k: Costs) -> None:
+        self.env, self.tasks, self.k = env, tasks, k
         self.workers = simpy.Resource(env, c)
         self.available: simpy.Store = simpy.Store(env)
 
-    def _task(self) -> Proc:
+    def _task(self, occupy: float) -> Proc:
         with self.workers.request() as req:
             yield req
-            yield self.env.timeout(self.k.latency_s / 2 + self.task_s)
-        yield self.env.timeout(self.k.latency_s / 2)
+            yield self.env.timeout(occupy)
+        yield self.env.timeout(self.tasks.ret)
         yield self.available.put(1)
 
     def submit(self) -> Proc:
         yield self.env.timeout(self.k.submit_s)
-        self.env.process(self._task())
+        self.env.process(self._task(self.tasks.next()))
 
     def flush(self) -> Proc:
         yield from ()
@@ -88,20 +115,22 @@ class _WorkQueue:
     """Task counts by state, and the manager loop of ``work_queue_wait_internal``."""
 
     def __init__(
-        self, env: simpy.Environment, c: int, task_s: float, k: Costs, policy: str, clock: float
+        self, env: simpy.Environment, c: int, tasks: _Tasks, k: Costs, policy: str, clock: float
     ) -> None:
-        self.env, self.task_s, self.k, self.clock = env, task_s, k, clock
+        self.env, self.tasks, self.k, self.clock = env, tasks, k, clock
         self.many = policy == "wq-retrieve-many"
         # The driver's dispatch pass runs while the application post-processes.
         self.async_dispatch = policy == "drain-many"
-        self.ready = self.finished = self.retrieved = 0
+        # unseen: ended, its message not yet read by a wait() pass; finished: known to the
+        # manager (WAITING_RETRIEVAL), to be received.
+        self.ready = self.unseen = self.finished = self.retrieved = 0
         self.free = c
         self.wake = env.event()
         self.pass_: simpy.Process | None = None
 
-    def _run(self) -> Proc:
-        yield self.env.timeout(self.k.latency_s + self.task_s)
-        self.finished += 1
+    def _run(self, occupy: float) -> Proc:
+        yield self.env.timeout(occupy + self.tasks.ret)
+        self.unseen += 1
         if not self.wake.triggered:
             self.wake.succeed()
 
@@ -122,6 +151,9 @@ class _WorkQueue:
                 return 1
             got = True
         while stop is None or self.env.now < stop:
+            # Each pass first reads the workers' messages (poll_active_workers).
+            self.finished += self.unseen
+            self.unseen = 0
             if self.finished:
                 yield self.env.timeout(self.k.recv_s)
                 self.finished -= 1
@@ -137,7 +169,7 @@ class _WorkQueue:
                 yield self.env.timeout(self.k.send_s)
                 self.ready -= 1
                 self.free -= 1
-                self.env.process(self._run())
+                self.env.process(self._run(self.tasks.next()))
                 continue
             if got:
                 return 1
@@ -177,8 +209,10 @@ class _WorkQueue:
     def drain(self) -> Proc:
         yield from self._serial()
         yield self.env.timeout(self.k.call_s)
-        n = 0
-        while self.finished or self.retrieved:
+        # What a dispatch pass retrieved, then one wait() per task the manager knows has
+        # ended (finished_ids()); tasks whose message is still unread stay for next time.
+        n, self.retrieved = self.retrieved, 0
+        for _ in range(self.finished):
             n += yield from self.wait()
         yield self.env.timeout(self.k.take_s * n)
         return n
@@ -193,11 +227,14 @@ def simulate(
     kind: str = "pool",
     costs: Costs | None = None,
     clock_s: float = 0.0,
+    samples: Sequence[float] | None = None,
 ) -> float:
     """Predicted makespan (s): first submit to the last result post-processed.
 
     ``clock_s`` is the wall clock's fraction of a second at the start (Work Queue's wait
-    timeouts end on whole seconds).
+    timeouts end on whole seconds).  ``samples`` are measured per-task times on the worker
+    (sent to ended, dispatch included), used in turn in submission order; without them every
+    task takes ``task_s`` plus ``costs.latency_s``.
     """
     if policy not in MODEL_POLICIES or kind not in KINDS:
         raise ValueError(f"unknown policy {policy!r} or kind {kind!r}")
@@ -205,10 +242,11 @@ def simulate(
         raise ValueError("wq-retrieve-many is a Work Queue mode")
     k = costs or Costs()
     env = simpy.Environment()
+    tq = _Tasks(task_s, k, samples)
     eng: _Pool | _WorkQueue = (
-        _Pool(env, concurrency, task_s, k)
+        _Pool(env, concurrency, tq, k)
         if kind == "pool"
-        else _WorkQueue(env, concurrency, task_s, k, policy, clock_s % 1.0)
+        else _WorkQueue(env, concurrency, tq, k, policy, clock_s % 1.0)
     )
     end: list[float] = []
     env.process(_app(env, eng, tasks, concurrency, pp_s, policy == "drain-many", end))
