@@ -135,12 +135,14 @@ class _WorkQueue:
             self.wake.succeed()
 
     def _idle(self, stop: float | None) -> Proc:
-        # Block in poll() until a worker message, or the wait's whole-second stoptime.
+        # Block in poll() until a worker message, for at most a second: poll's timeout is
+        # min(1000, (stoptime - time(0)) * 1000) ms, a whole second while the loop runs, so a
+        # wait(1) overshoots its stoptime until the next message (seen on this machine).
         self.wake = self.env.event()
         if stop is None:
             yield self.wake
         else:
-            yield self.wake | self.env.timeout(max(stop - self.env.now, 0.0))
+            yield self.wake | self.env.timeout(1.0)
 
     def wait(self, stop: float | None = None) -> Proc:
         """One ``wait()`` call: 1 if it returned a task, 0 at its stoptime."""
@@ -158,7 +160,9 @@ class _WorkQueue:
                 yield self.env.timeout(self.k.recv_s)
                 self.finished -= 1
                 self.free += 1
-                if got:
+                # Past the stoptime the loop ends before returning it: it stays RETRIEVED
+                # and the next wait() hands it over at once.
+                if got or (stop is not None and self.env.now >= stop):
                     self.retrieved += 1
                     continue
                 got = True
