@@ -152,8 +152,13 @@ class _WorkQueue:
             if not self.many:
                 return 1
             got = True
+        block = False
         while stop is None or self.env.now < stop:
-            # Each pass first reads the workers' messages (poll_active_workers).
+            # Each pass first reads the workers' messages (poll_active_workers), blocking if
+            # the last pass did nothing; what the poll brings is handled even past stoptime.
+            if block:
+                yield from self._idle(stop)
+            block = True
             self.finished += self.unseen
             self.unseen = 0
             if self.finished:
@@ -164,20 +169,22 @@ class _WorkQueue:
                 # and the next wait() hands it over at once.
                 if got or (stop is not None and self.env.now >= stop):
                     self.retrieved += 1
+                    block = False
                     continue
                 got = True
                 if not self.many:
                     return 1
+                block = False
                 continue
             if self.ready and self.free:
                 yield self.env.timeout(self.k.send_s)
                 self.ready -= 1
                 self.free -= 1
                 self.env.process(self._run(self.tasks.next()))
+                block = False
                 continue
             if got:
                 return 1
-            yield from self._idle(stop)
         return 1 if got else 0
 
     def _serial(self) -> Proc:
