@@ -15,6 +15,7 @@ to the measured one.
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -80,7 +81,8 @@ class _Loop:
         self.pending: set[Any] = set()
         self.submitted = 0
         self.tr = _Trace(t0=time.time())
-        self.asked: dict[Any, float] = {}
+        #: Per future: when the engine call that first handed it over began and ended.
+        self.seen: dict[Any, tuple[float, float]] = {}
 
     def submit(self) -> None:
         s0 = time.time()
@@ -95,9 +97,10 @@ class _Loop:
         # play out; only the application's own time is charged to it as overhead.
         w0 = time.time()
         out = call(self.pending)
-        self.tr.blocked += time.time() - w0
+        w1 = time.time()
+        self.tr.blocked += w1 - w0
         for fut in out:
-            self.asked.setdefault(fut, w0)
+            self.seen.setdefault(fut, (w0, w1))
         return out
 
     def take(self, drain: bool) -> list[Any]:
@@ -117,9 +120,12 @@ class _Loop:
         for fut in got:
             self.pending.discard(fut)
             start, end = fut.result()
-            sent, received = self.e.task_times(fut) or (self.tr.submitted_at[fut], now)
+            # Without the engine's own times, a result is received when the engine first
+            # handed it over (retrieve-one may take it only after later post-processing).
+            asked, handed = self.seen.pop(fut, (now, now))
+            sent, received = self.e.task_times(fut) or (self.tr.submitted_at[fut], handed)
             self.tr.runs.append((sent, start, end, received))
-            self.tr.asked.append(self.asked.pop(fut, received))
+            self.tr.asked.append(asked)
         return got
 
     def flush(self) -> None:
@@ -201,8 +207,8 @@ def costs_from_trace(tr: _Trace, makespan: float, n: int, manager: dict[str, flo
 
     Latency is dispatch (sent to started) plus return (ended to received).  A result received
     late waited for the manager, which the model plays out itself, so the return latency is
-    the mean over the results whose engine call was already under way when they ended (the
-    application was waiting for them); the quickest quarter if there are none.  ``manager``
+    the median over the results whose engine call was already under way when they ended
+    (the application was waiting for them); the quickest quarter if there are none.  ``manager``
     holds the engine's own per-task send and receive costs where it has them (Work Queue's
     statistics).
     """
@@ -210,7 +216,8 @@ def costs_from_trace(tr: _Trace, makespan: float, n: int, manager: dict[str, flo
     asked = zip(tr.runs, tr.asked, strict=True)
     prompt = [rec - end for (_s, _b, end, rec), a in asked if a <= end]
     back = sorted(rec - end for _sent, _start, end, rec in tr.runs)
-    ret = _mean(prompt) if prompt else _mean(back[: max(1, len(back) // 4)])
+    # The median: a few returns stalled by a busy CPU must not set every task's latency.
+    ret = statistics.median(prompt) if prompt else _mean(back[: max(1, len(back) // 4)])
     # Application time outside post-processing and blocking waits (submits included).
     overhead = max(makespan - sum(tr.pp) - tr.blocked, 0.0) / max(n, 1)
     return Costs(
