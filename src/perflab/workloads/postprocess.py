@@ -179,9 +179,10 @@ def predict(
     costs = Costs(**m["model_costs"])
     samples = m.get("task_samples")
     pols = (*POLICIES, *(("wq-retrieve-many",) if kind == "workqueue" else ()))
+    pp = m.get("pp_samples")
     return {
         pol: simulate(
-            n, c, m["mean_task_s"], m["mean_pp_s"], pol, kind, costs, m["clock_s"], samples
+            n, c, m["mean_task_s"], m["mean_pp_s"], pol, kind, costs, m["clock_s"], samples, pp
         )
         for pol in pols
     }
@@ -280,6 +281,7 @@ class Postprocess(Workload):
             "mean_task_s": _mean(ran),
             "mean_pp_s": _mean(tr.pp),
             "task_samples": task_samples(tr),
+            "pp_samples": [round(x, 6) for x in tr.pp],
             "clock_s": tr.t0 % 1.0,
             "model_kind": kind,
         }

@@ -14,8 +14,10 @@ Two kinds of engine:
   nothing, then return the first task retrieved.
 
 Each task occupies its worker for its own measured time (``samples``: sent to ended, in
-submission order) when the run gives them: retrieve-one on Work Queue waits for the *first*
-of a round's tasks, so the spread of task times matters, not only their mean.
+submission order) and each post-process takes its own measured time (``pp_samples``) when
+the run gives them: retrieve-one on Work Queue waits for the *first* of a round's tasks,
+and whether a drain comes just before or just after a round ends decides how the rounds
+interleave, so the spread matters, not only the mean.
 
 The application keeps ``concurrency`` tasks in flight and post-processes every result:
 ``retrieve-one`` post-processes each result, then submits its replacement; ``drain-many``
@@ -239,13 +241,15 @@ def simulate(
     costs: Costs | None = None,
     clock_s: float = 0.0,
     samples: Sequence[float] | None = None,
+    pp_samples: Sequence[float] | None = None,
 ) -> float:
     """Predicted makespan (s): first submit to the last result post-processed.
 
     ``clock_s`` is the wall clock's fraction of a second at the start (Work Queue's wait
     timeouts end on whole seconds).  ``samples`` are measured per-task times on the worker
     (sent to ended, dispatch included), used in turn in submission order; without them every
-    task takes ``task_s`` plus ``costs.latency_s``.
+    task takes ``task_s`` plus ``costs.latency_s``.  ``pp_samples`` are the measured
+    post-process times, used in turn (else every one takes ``pp_s``).
     """
     if policy not in MODEL_POLICIES or kind not in KINDS:
         raise ValueError(f"unknown policy {policy!r} or kind {kind!r}")
@@ -260,7 +264,8 @@ def simulate(
         else _WorkQueue(env, concurrency, tq, k, policy, clock_s % 1.0)
     )
     end: list[float] = []
-    env.process(_app(env, eng, tasks, concurrency, pp_s, policy == "drain-many", end))
+    pp = list(pp_samples or ()) or [pp_s]
+    env.process(_app(env, eng, tasks, concurrency, pp, policy == "drain-many", end))
     env.run()
     return end[0]
 
@@ -270,7 +275,7 @@ def _app(
     eng: _Pool | _WorkQueue,
     n: int,
     c: int,
-    pp_s: float,
+    pp: list[float],
     drain: bool,
     end: list[float],
 ) -> Proc:
@@ -295,7 +300,7 @@ def _app(
             if k:
                 yield from eng.flush()
         for _ in range(got):
-            yield env.timeout(pp_s)
+            yield env.timeout(pp[done % len(pp)])
             done += 1
             if not drain and submitted < n:
                 yield from eng.submit()
