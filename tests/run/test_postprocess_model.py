@@ -65,6 +65,15 @@ def test_work_queue_drain_misses_a_task_that_ended_while_nobody_polled() -> None
     )
 
 
+def test_each_post_process_takes_its_own_measured_time() -> None:
+    # Pool, drain-many, c = 2, tasks of 1 s, post-processes 0.8, 0.1, 0.1: both first
+    # results come at 1.0, task 3 runs 1.0..2.0 while they are post-processed (until 1.9);
+    # its own 0.1 ends the run at 2.1.  At the mean (1/3 each) the last one starts at 2.0: 2.33.
+    pp = [0.8, 0.1, 0.1]
+    assert simulate(3, 2, 1.0, 0.0, "drain-many", pp_samples=pp) == pytest.approx(2.1)
+    assert simulate(3, 2, 1.0, 1 / 3, "drain-many") == pytest.approx(2 + 1 / 3)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     n=st.integers(1, 40),
