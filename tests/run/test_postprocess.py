@@ -24,7 +24,10 @@ def test_bad_parameters_are_refused(params: dict, word: str) -> None:
         WORKLOADS.get("postprocess")(params)
 
 
-def test_bad_parameter_on_the_command_line_is_one_line_exit_2(run_root: str) -> None:
+@pytest.mark.parametrize("param, word", [("pp_s=-1", "pp_s"), ("concurrency=0", "concurrency")])
+def test_bad_parameter_on_the_command_line_is_one_line_exit_2(
+    param: str, word: str, run_root: str
+) -> None:
     proc = perflab(
         "run",
         "--target",
@@ -34,12 +37,12 @@ def test_bad_parameter_on_the_command_line_is_one_line_exit_2(run_root: str) -> 
         "--tasks",
         "4",
         "--param",
-        "pp_s=-1",
+        param,
         "--run-root",
         run_root,
     )
     assert proc.returncode == 2
-    assert "pp_s" in proc.stderr and "Traceback" not in proc.stderr
+    assert word in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
 

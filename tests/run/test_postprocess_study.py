@@ -81,3 +81,34 @@ def test_report_of_a_directory_without_a_study_is_bad_input(tmp_path: Path) -> N
     proc = perflab("postprocess", "report", str(tmp_path))
     assert proc.returncode == 2
     assert "points.jsonl" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_stored_run_is_predicted_again_from_its_own_measurements() -> None:
+    from perflab.workloads.postprocess import remodel
+    from perflab.workloads.postprocess_model import Costs
+
+    row = {
+        "status": "ok",
+        "tasks": 4,
+        "concurrency": 2,
+        "policy": "retrieve-one",
+        "makespan_s": 2.3,
+        "model_error": 0.5,  # what an older model said
+        "model_costs": Costs().to_dict(),
+        "mean_task_s": 0.75,
+        "mean_pp_s": 0.1,
+        "task_samples": [0.5, 1.0, 0.5, 1.0],
+        "clock_s": 0.0,
+        "model_kind": "workqueue",
+    }
+    again = remodel(row)
+    assert again["model_error"] == pytest.approx(0.0, abs=1e-9)
+    assert set(again["model_by_policy"]) == {"retrieve-one", "drain-many", "wq-retrieve-many"}
+    old = {k: v for k, v in row.items() if k != "task_samples"}
+    assert remodel(old) == old  # nothing to predict from: left as measured then
+
+
+def test_model_errors_are_split_by_policy() -> None:
+    errs = model_errors(_rows(0.1))["cf-processes"]
+    assert set(errs["by_policy"]) == {"retrieve-one", "drain-many"}
+    assert sum(e["runs"] for e in errs["by_policy"].values()) == errs["runs"]

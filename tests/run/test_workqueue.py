@@ -46,6 +46,7 @@ def test_missing_python_module_names_the_debian_package(run_root: str) -> None:
     )
     assert proc.returncode == 2, proc.stderr
     assert "python3-workqueue" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
     assert not Path(run_root).exists() or not any(Path(run_root).iterdir())
 
 
@@ -64,7 +65,8 @@ def test_missing_worker_names_the_debian_package(run_root: str) -> None:
         run_root,
     )
     assert proc.returncode == 2
-    assert "coop-computing-tools" in proc.stderr
+    assert "coop-computing-tools" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("policy", ["retrieve-one", "drain-many"])

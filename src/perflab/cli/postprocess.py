@@ -34,7 +34,10 @@ def postprocess() -> None:
 )
 @click.option("--seed-scale", is_flag=True, help="The seed's own times (1 s base; long).")
 @click.option("--tasks", type=int, default=100, show_default=True, help="Base max tasks.")
-def run_cmd(out: str, engines: str, reps: int, scale: float, seed_scale: bool, tasks: int) -> None:
+@click.option("--base-only", is_flag=True, help="Only the base point (both policies).")
+def run_cmd(
+    out: str, engines: str, reps: int, scale: float, seed_scale: bool, tasks: int, base_only: bool
+) -> None:
     """Measure every sweep point not yet in OUT/points.jsonl (resumable), then chart."""
     from perflab.engines import ENGINES
     from perflab.studies.postprocess import design, run_study
@@ -42,7 +45,7 @@ def run_cmd(out: str, engines: str, reps: int, scale: float, seed_scale: bool, t
     names = [e for e in engines.split(",") if e]
     for name in names:
         ENGINES.get(name)
-    points = design(names, 1.0 if seed_scale else scale, reps, tasks)
+    points = design(names, 1.0 if seed_scale else scale, reps, tasks, base_only)
     run_study(points, Path(out), progress=lambda s: click.echo(s, err=True))
     _report(Path(out))
 

@@ -58,11 +58,13 @@ class Point:
         )
 
 
-def design(engines: list[str], scale: float, reps: int, tasks: int = 100) -> list[Point]:
+def design(
+    engines: list[str], scale: float, reps: int, tasks: int = 100, base_only: bool = False
+) -> list[Point]:
     """Every run of the study: one-at-a-time sweeps around the scaled base point.
 
     ``scale`` multiplies the seed's times (1.0 is the seed's 1 s base).  Points shared by
-    charts (the base) run once and serve every chart.
+    charts (the base) run once and serve every chart; ``base_only`` keeps only those.
     """
     if scale <= 0 or reps < 1 or tasks < 1:
         raise PerflabError("study: scale must be > 0, reps and tasks >= 1")
@@ -72,7 +74,7 @@ def design(engines: list[str], scale: float, reps: int, tasks: int = 100) -> lis
     out: dict[str, Point] = {}
     for rep in range(reps):
         for chart in CHARTS:
-            for mult in LEVELS[chart]:
+            for mult in (1.0,) if base_only else LEVELS[chart]:
                 vals = dict(base)
                 value = base[chart] * mult
                 vals[chart] = max(1, round(value)) if chart in ("tasks", "concurrency") else value
@@ -209,33 +211,37 @@ def _base_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return base
 
 
+def error_spread(errs: list[float]) -> dict[str, Any]:
+    """Median, 5-95 % range, mean absolute value and share within 10 % of relative errors."""
+    errs = sorted(errs)
+    q = statistics.quantiles(errs, n=20) if len(errs) > 1 else [errs[0]] * 19
+    return {
+        "runs": len(errs),
+        "median": statistics.median(errs),
+        "p5": q[0],
+        "p95": q[-1],
+        "mean_abs": statistics.fmean(abs(e) for e in errs),
+        "within_10pct": sum(abs(e) <= 0.10 for e in errs) / len(errs),
+    }
+
+
 def model_errors(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Distribution of the model's relative error over every ok run, per engine."""
+    """Distribution of the model's relative error over every ok run, per engine, and per
+    policy within it (``by_policy``)."""
     out: dict[str, Any] = {}
     for engine in sorted({r["engine"] for r in rows}):
-        errs = sorted(
-            r["model_error"] for r in rows if r["engine"] == engine and r["status"] == "ok"
-        )
-        if not errs:
+        ok = [r for r in rows if r["engine"] == engine and r["status"] == "ok"]
+        if not ok:
             continue
-        q = statistics.quantiles(errs, n=20) if len(errs) > 1 else [errs[0]] * 19
         out[engine] = {
-            "runs": len(errs),
-            "median": statistics.median(errs),
-            "p5": q[0],
-            "p95": q[-1],
-            "mean_abs": statistics.fmean(abs(e) for e in errs),
-            "within_10pct": sum(abs(e) <= 0.10 for e in errs) / len(errs),
+            **error_spread([r["model_error"] for r in ok]),
+            "by_policy": {
+                pol: error_spread([r["model_error"] for r in ok if r["policy"] == pol])
+                for pol in POLICIES
+                if any(r["policy"] == pol for r in ok)
+            },
         }
     return out
-
-
-XLABEL = {
-    "tasks": "max tasks",
-    "concurrency": "concurrent tasks",
-    "task_s": "task time (s)",
-    "pp_s": "post-process time (s)",
-}
 
 
 def gain(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -299,77 +305,13 @@ def gain_series(rows: list[dict[str, Any]], engine: str) -> dict[str, list[dict[
     return out
 
 
-def charts(rows: list[dict[str, Any]], out: Path) -> list[Path]:
-    """The seed's four charts per engine (PNG and SVG): measured mean ± 95% CI, model lines."""
-    import pandas as pd
-    from plotnine import (
-        aes,
-        facet_wrap,
-        geom_line,
-        geom_linerange,
-        geom_point,
-        ggplot,
-        labs,
-        theme_bw,
-    )
-
-    summary = summarize(rows)
-    written = []
-    for engine in sorted({s["engine"] for s in summary}):
-        meas = pd.DataFrame(
-            [
-                {
-                    **{
-                        k: s[k] for k in ("chart", "level", "policy", "mean_s", "ci_low", "ci_high")
-                    },
-                    "panel": XLABEL[s["chart"]],
-                }
-                for s in summary
-                if s["engine"] == engine
-            ]
-        )
-        model = (
-            pd.DataFrame(
-                [
-                    {"panel": XLABEL[s["chart"]], "level": s["level"], "policy": pol, "v": v}
-                    for s in summary
-                    if s["engine"] == engine
-                    for pol, v in s["models"].items()
-                    if pol == s["policy"] or pol == "wq-retrieve-many"
-                ]
-            )
-            # wq-retrieve-many is predicted from the runs of both policies: one line.
-            .groupby(["panel", "level", "policy"], as_index=False)
-            .agg(model_s=("v", "mean"))
-        )
-        p = (
-            ggplot()
-            + geom_line(
-                data=model, mapping=aes("level", "model_s", color="policy"), linetype="dashed"
-            )
-            + geom_linerange(
-                data=meas.dropna(subset=["ci_low"]),
-                mapping=aes("level", ymin="ci_low", ymax="ci_high", color="policy"),
-            )
-            + geom_point(data=meas, mapping=aes("level", "mean_s", color="policy"))
-            + facet_wrap("~panel", scales="free")
-            + labs(
-                x="",
-                y="makespan (s)",
-                title=f"{engine}: points measured (mean, 95% CI), dashed lines the model",
-            )
-            + theme_bw()
-        )
-        for ext in ("png", "svg"):
-            path = out / f"postprocess_{engine}.{ext}"
-            p.save(path, width=9, height=6.5, dpi=110, verbose=False)
-            written.append(path)
-    return written
-
-
 def report(out: Path) -> dict[str, Any]:
     """Charts and ``summary.json`` for the study in ``out``; returns the summary."""
-    rows = load(out / "points.jsonl")
+    from perflab.studies.postprocess_charts import charts
+    from perflab.workloads.postprocess import remodel
+
+    # Every run predicted by the current model from its own stored measurements.
+    rows = [remodel(r) for r in load(out / "points.jsonl")]
     engines = sorted({r["engine"] for r in rows})
     summary = {
         "runs": len(rows),
@@ -378,7 +320,7 @@ def report(out: Path) -> dict[str, Any]:
         "gains": {e: gain_series(rows, e) for e in engines},
         "model_error": model_errors(rows),
         "points": summarize(rows),
-        "charts": [str(p) for p in charts(rows, out)],
+        "charts": [str(p) for p in charts(summarize(rows), out)],
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     return summary

@@ -15,6 +15,7 @@ to the measured one.
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,6 +70,8 @@ class _Trace:
     first: float | None = None
     #: Per task: sent (or submitted), started, ended, received (or taken) -- wall clock.
     runs: list[tuple[float, float, float, float]] = field(default_factory=list)
+    #: Per task: when the engine call that handed it over began.
+    asked: list[float] = field(default_factory=list)
 
 
 class _Loop:
@@ -78,6 +81,8 @@ class _Loop:
         self.pending: set[Any] = set()
         self.submitted = 0
         self.tr = _Trace(t0=time.time())
+        #: Per future: when the engine call that first handed it over began and ended.
+        self.seen: dict[Any, tuple[float, float]] = {}
 
     def submit(self) -> None:
         s0 = time.time()
@@ -92,7 +97,10 @@ class _Loop:
         # play out; only the application's own time is charged to it as overhead.
         w0 = time.time()
         out = call(self.pending)
-        self.tr.blocked += time.time() - w0
+        w1 = time.time()
+        self.tr.blocked += w1 - w0
+        for fut in out:
+            self.seen.setdefault(fut, (w0, w1))
         return out
 
     def take(self, drain: bool) -> list[Any]:
@@ -112,8 +120,12 @@ class _Loop:
         for fut in got:
             self.pending.discard(fut)
             start, end = fut.result()
-            sent, received = self.e.task_times(fut) or (self.tr.submitted_at[fut], now)
+            # Without the engine's own times, a result is received when the engine first
+            # handed it over (retrieve-one may take it only after later post-processing).
+            asked, handed = self.seen.pop(fut, (now, now))
+            sent, received = self.e.task_times(fut) or (self.tr.submitted_at[fut], handed)
             self.tr.runs.append((sent, start, end, received))
+            self.tr.asked.append(asked)
         return got
 
     def flush(self) -> None:
@@ -148,22 +160,71 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
 
+def task_samples(tr: _Trace) -> list[float]:
+    """Each task's time on its worker (sent to ended), in the order it was sent."""
+    return [
+        round(max(end - sent, end - start, 0.0), 6)
+        for sent, start, end, _rec in sorted(tr.runs, key=lambda r: r[0])
+    ]
+
+
+def predict(
+    n: int,
+    c: int,
+    m: dict[str, Any],
+    kind: str,
+) -> dict[str, float]:
+    """The model's makespan for every policy from one run's measured figures ``m`` (the
+    record's ``measurement.workload``), so a stored run can be predicted again."""
+    costs = Costs(**m["model_costs"])
+    samples = m.get("task_samples")
+    pols = (*POLICIES, *(("wq-retrieve-many",) if kind == "workqueue" else ()))
+    pp = m.get("pp_samples")
+    return {
+        pol: simulate(
+            n, c, m["mean_task_s"], m["mean_pp_s"], pol, kind, costs, m["clock_s"], samples, pp
+        )
+        for pol in pols
+    }
+
+
+def remodel(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored run (a study's row) predicted again by the current model from its own
+    measured figures; a row without per-task samples (an older run) is left as it was."""
+    if not row.get("task_samples") or row.get("status") != "ok":
+        return row
+    predicted = predict(int(row["tasks"]), int(row["concurrency"]), row, row["model_kind"])
+    model = predicted[row["policy"]]
+    return {
+        **row,
+        "model_by_policy": predicted,
+        "model_makespan_s": model,
+        "model_error": model / row["makespan_s"] - 1.0,
+    }
+
+
 def costs_from_trace(tr: _Trace, makespan: float, n: int, manager: dict[str, float]) -> Costs:
     """The model's per-task costs, measured in this run.
 
     Latency is dispatch (sent to started) plus return (ended to received).  A result received
     late waited for the manager, which the model plays out itself, so the return latency is
-    the mean of the quickest quarter.  ``manager`` holds the engine's own per-task send and
-    receive costs where it has them (Work Queue's statistics).
+    the median over the results whose engine call was already under way when they ended
+    (the application was waiting for them); the quickest quarter if there are none.  ``manager``
+    holds the engine's own per-task send and receive costs where it has them (Work Queue's
+    statistics).
     """
     dispatch = [start - sent for sent, start, _end, _rec in tr.runs]
+    asked = zip(tr.runs, tr.asked, strict=True)
+    prompt = [rec - end for (_s, _b, end, rec), a in asked if a <= end]
     back = sorted(rec - end for _sent, _start, end, rec in tr.runs)
-    ret = _mean(back[: max(1, len(back) // 4)])
+    # The median: a few returns stalled by a busy CPU must not set every task's latency.
+    ret = statistics.median(prompt) if prompt else _mean(back[: max(1, len(back) // 4)])
     # Application time outside post-processing and blocking waits (submits included).
     overhead = max(makespan - sum(tr.pp) - tr.blocked, 0.0) / max(n, 1)
     return Costs(
         take_s=overhead,
         latency_s=max(_mean(dispatch), 0.0) + max(ret, 0.0),
+        return_s=max(ret, 0.0),
         send_s=manager.get("send_s", 0.0),
         recv_s=manager.get("recv_s", 0.0),
         call_s=manager.get("call_s", 0.0),
@@ -215,11 +276,16 @@ class Postprocess(Workload):
         costs = costs_from_trace(tr, makespan, n, extra)
         ran = [end - start for _sub, start, end, _t in tr.runs]
         # The model replays the loop with this run's measured task and post-process times.
-        mt, mp = _mean(ran), _mean(tr.pp)
-        predicted = {
-            pol: simulate(n, c, mt, mp, pol, kind, costs, tr.t0)
-            for pol in (*POLICIES, *(("wq-retrieve-many",) if kind == "workqueue" else ()))
+        measured = {
+            "model_costs": costs.to_dict(),
+            "mean_task_s": _mean(ran),
+            "mean_pp_s": _mean(tr.pp),
+            "task_samples": task_samples(tr),
+            "pp_samples": [round(x, 6) for x in tr.pp],
+            "clock_s": tr.t0 % 1.0,
+            "model_kind": kind,
         }
+        predicted = predict(n, c, measured, kind)
         model = predicted[self.p["policy"]]
         return {
             "tasks": n,
@@ -237,8 +303,6 @@ class Postprocess(Workload):
                 "model_makespan_s": model,
                 "model_error": model / makespan - 1.0 if makespan > 0 else None,
                 "model_by_policy": predicted,
-                "model_costs": costs.to_dict(),
-                "mean_task_s": mt,
-                "mean_pp_s": mp,
+                **measured,
             },
         }

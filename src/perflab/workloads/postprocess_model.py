@@ -7,8 +7,17 @@ Two kinds of engine:
   to the application a return latency after it ends, whatever the application is doing.
 * ``workqueue`` -- Work Queue's ``wait()`` (cctools ``work_queue_wait_internal``): the manager
   sends and receives only inside ``wait()``, receives before it sends, and returns the first
-  task it retrieves.  ``wq-retrieve-many`` is the documented ``wait_retrieve_many`` mode: keep
-  receiving and sending until a pass moves nothing, then return the first task retrieved.
+  task it retrieves.  It learns that a task ended only when a pass of ``wait()`` polls the
+  worker's message, so a task that ends while the application post-processes is unknown to
+  the manager (and to a drain) until the next ``wait()``.  ``wq-retrieve-many`` is the
+  documented ``wait_retrieve_many`` mode: keep receiving and sending until a pass moves
+  nothing, then return the first task retrieved.
+
+Each task occupies its worker for its own measured time (``samples``: sent to ended, in
+submission order) and each post-process takes its own measured time (``pp_samples``) when
+the run gives them: retrieve-one on Work Queue waits for the *first* of a round's tasks,
+and whether a drain comes just before or just after a round ends decides how the rounds
+interleave, so the spread matters, not only the mean.
 
 The application keeps ``concurrency`` tasks in flight and post-processes every result:
 ``retrieve-one`` post-processes each result, then submits its replacement; ``drain-many``
@@ -18,7 +27,7 @@ takes every finished result and submits all replacements before post-processing 
 from __future__ import annotations
 
 import math
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -41,6 +50,8 @@ class Costs:
     take_s: float = 0.0
     #: Dispatch-to-start plus end-to-available latency, spent off the manager.
     latency_s: float = 0.0
+    #: The end-to-available part alone (used with per-task ``samples``, which hold dispatch).
+    return_s: float = 0.0
     #: Work Queue: manager time per task sent / received, inside ``wait()``.
     send_s: float = 0.0
     recv_s: float = 0.0
@@ -51,22 +62,40 @@ class Costs:
         return asdict(self)
 
 
+class _Tasks:
+    """Each task's time on its worker and its return latency, in submission order."""
+
+    def __init__(self, task_s: float, k: Costs, samples: Sequence[float] | None) -> None:
+        self.samples = list(samples or ())
+        self.i = 0
+        if self.samples:
+            self.ret = k.return_s
+        else:
+            self.ret = k.latency_s / 2
+            self.samples = [k.latency_s / 2 + task_s]
+
+    def next(self) -> float:
+        s = self.samples[self.i % len(self.samples)]
+        self.i += 1
+        return s
+
+
 class _Pool:
-    def __init__(self, env: simpy.Environment, c: int, task_s: float, k: Costs) -> None:
-        self.env, self.task_s, self.k = env, task_s, k
+    def __init__(self, env: simpy.Environment, c: int, tasks: _Tasks, k: Costs) -> None:
+        self.env, self.tasks, self.k = env, tasks, k
         self.workers = simpy.Resource(env, c)
         self.available: simpy.Store = simpy.Store(env)
 
-    def _task(self) -> Proc:
+    def _task(self, occupy: float) -> Proc:
         with self.workers.request() as req:
             yield req
-            yield self.env.timeout(self.k.latency_s / 2 + self.task_s)
-        yield self.env.timeout(self.k.latency_s / 2)
+            yield self.env.timeout(occupy)
+        yield self.env.timeout(self.tasks.ret)
         yield self.available.put(1)
 
     def submit(self) -> Proc:
         yield self.env.timeout(self.k.submit_s)
-        self.env.process(self._task())
+        self.env.process(self._task(self.tasks.next()))
 
     def flush(self) -> Proc:
         yield from ()
@@ -88,30 +117,34 @@ class _WorkQueue:
     """Task counts by state, and the manager loop of ``work_queue_wait_internal``."""
 
     def __init__(
-        self, env: simpy.Environment, c: int, task_s: float, k: Costs, policy: str, clock: float
+        self, env: simpy.Environment, c: int, tasks: _Tasks, k: Costs, policy: str, clock: float
     ) -> None:
-        self.env, self.task_s, self.k, self.clock = env, task_s, k, clock
+        self.env, self.tasks, self.k, self.clock = env, tasks, k, clock
         self.many = policy == "wq-retrieve-many"
         # The driver's dispatch pass runs while the application post-processes.
         self.async_dispatch = policy == "drain-many"
-        self.ready = self.finished = self.retrieved = 0
+        # unseen: ended, its message not yet read by a wait() pass; finished: known to the
+        # manager (WAITING_RETRIEVAL), to be received.
+        self.ready = self.unseen = self.finished = self.retrieved = 0
         self.free = c
         self.wake = env.event()
         self.pass_: simpy.Process | None = None
 
-    def _run(self) -> Proc:
-        yield self.env.timeout(self.k.latency_s + self.task_s)
-        self.finished += 1
+    def _run(self, occupy: float) -> Proc:
+        yield self.env.timeout(occupy + self.tasks.ret)
+        self.unseen += 1
         if not self.wake.triggered:
             self.wake.succeed()
 
     def _idle(self, stop: float | None) -> Proc:
-        # Block in poll() until a worker message, or the wait's whole-second stoptime.
+        # Block in poll() until a worker message, for at most a second: poll's timeout is
+        # min(1000, (stoptime - time(0)) * 1000) ms, a whole second while the loop runs, so a
+        # wait(1) overshoots its stoptime until the next message (seen on this machine).
         self.wake = self.env.event()
         if stop is None:
             yield self.wake
         else:
-            yield self.wake | self.env.timeout(max(stop - self.env.now, 0.0))
+            yield self.wake | self.env.timeout(1.0)
 
     def wait(self, stop: float | None = None) -> Proc:
         """One ``wait()`` call: 1 if it returned a task, 0 at its stoptime."""
@@ -121,27 +154,39 @@ class _WorkQueue:
             if not self.many:
                 return 1
             got = True
+        block = False
         while stop is None or self.env.now < stop:
+            # Each pass first reads the workers' messages (poll_active_workers), blocking if
+            # the last pass did nothing; what the poll brings is handled even past stoptime.
+            if block:
+                yield from self._idle(stop)
+            block = True
+            self.finished += self.unseen
+            self.unseen = 0
             if self.finished:
                 yield self.env.timeout(self.k.recv_s)
                 self.finished -= 1
                 self.free += 1
-                if got:
+                # Past the stoptime the loop ends before returning it: it stays RETRIEVED
+                # and the next wait() hands it over at once.
+                if got or (stop is not None and self.env.now >= stop):
                     self.retrieved += 1
+                    block = False
                     continue
                 got = True
                 if not self.many:
                     return 1
+                block = False
                 continue
             if self.ready and self.free:
                 yield self.env.timeout(self.k.send_s)
                 self.ready -= 1
                 self.free -= 1
-                self.env.process(self._run())
+                self.env.process(self._run(self.tasks.next()))
+                block = False
                 continue
             if got:
                 return 1
-            yield from self._idle(stop)
         return 1 if got else 0
 
     def _serial(self) -> Proc:
@@ -177,8 +222,10 @@ class _WorkQueue:
     def drain(self) -> Proc:
         yield from self._serial()
         yield self.env.timeout(self.k.call_s)
-        n = 0
-        while self.finished or self.retrieved:
+        # What a dispatch pass retrieved, then one wait() per task the manager knows has
+        # ended (finished_ids()); tasks whose message is still unread stay for next time.
+        n, self.retrieved = self.retrieved, 0
+        for _ in range(self.finished):
             n += yield from self.wait()
         yield self.env.timeout(self.k.take_s * n)
         return n
@@ -193,11 +240,16 @@ def simulate(
     kind: str = "pool",
     costs: Costs | None = None,
     clock_s: float = 0.0,
+    samples: Sequence[float] | None = None,
+    pp_samples: Sequence[float] | None = None,
 ) -> float:
     """Predicted makespan (s): first submit to the last result post-processed.
 
     ``clock_s`` is the wall clock's fraction of a second at the start (Work Queue's wait
-    timeouts end on whole seconds).
+    timeouts end on whole seconds).  ``samples`` are measured per-task times on the worker
+    (sent to ended, dispatch included), used in turn in submission order; without them every
+    task takes ``task_s`` plus ``costs.latency_s``.  ``pp_samples`` are the measured
+    post-process times, used in turn (else every one takes ``pp_s``).
     """
     if policy not in MODEL_POLICIES or kind not in KINDS:
         raise ValueError(f"unknown policy {policy!r} or kind {kind!r}")
@@ -205,13 +257,15 @@ def simulate(
         raise ValueError("wq-retrieve-many is a Work Queue mode")
     k = costs or Costs()
     env = simpy.Environment()
+    tq = _Tasks(task_s, k, samples)
     eng: _Pool | _WorkQueue = (
-        _Pool(env, concurrency, task_s, k)
+        _Pool(env, concurrency, tq, k)
         if kind == "pool"
-        else _WorkQueue(env, concurrency, task_s, k, policy, clock_s % 1.0)
+        else _WorkQueue(env, concurrency, tq, k, policy, clock_s % 1.0)
     )
     end: list[float] = []
-    env.process(_app(env, eng, tasks, concurrency, pp_s, policy == "drain-many", end))
+    pp = list(pp_samples or ()) or [pp_s]
+    env.process(_app(env, eng, tasks, concurrency, pp, policy == "drain-many", end))
     env.run()
     return end[0]
 
@@ -221,7 +275,7 @@ def _app(
     eng: _Pool | _WorkQueue,
     n: int,
     c: int,
-    pp_s: float,
+    pp: list[float],
     drain: bool,
     end: list[float],
 ) -> Proc:
@@ -246,7 +300,7 @@ def _app(
             if k:
                 yield from eng.flush()
         for _ in range(got):
-            yield env.timeout(pp_s)
+            yield env.timeout(pp[done % len(pp)])
             done += 1
             if not drain and submitted < n:
                 yield from eng.submit()
