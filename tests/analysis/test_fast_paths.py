@@ -12,7 +12,7 @@ from statsmodels.stats.multitest import multipletests
 
 from perflab.analysis.claims import Predictor, adjust
 from perflab.analysis.data import Dataset
-from perflab.analysis.inference import Columns, _syrk, fit_sets, model_matrix
+from perflab.analysis.inference import Columns, Fit, _syrk, fit_sets, model_matrix, solve_gram
 from perflab.analysis.noise import noisy_sets
 from perflab.analysis.search import forbidden_pairs
 from perflab.analysis.setstats import collapse, keys_of
@@ -115,3 +115,56 @@ def test_ranking_predictions_equal_the_model_matrix_ones() -> None:
         lin, est = pred.linear(keys)
         fast, fest = pred.ranking(keys)
         assert np.allclose(fast, lin, rtol=1e-12) and np.array_equal(est, fest)
+
+
+def _plain_contrast(fit: Fit, c: np.ndarray, level: float = 0.95) -> dict[str, float]:
+    """One contrast with scalar scipy calls (the code before the vectorised ``contrasts``)."""
+    nan = float("nan")
+    if not fit.estimable(c):
+        return {"est": nan, "se": nan, "lo": nan, "hi": nan, "p": nan}
+    est = float(c @ fit.beta)
+    se = float(np.sqrt(max(c @ fit.cov @ c, 0.0))) if fit.df > 0 else nan
+    if not np.isfinite(se):
+        return {"est": est, "se": nan, "lo": nan, "hi": nan, "p": nan}
+    q = float(sps.t.ppf(0.5 + level / 2, fit.df))
+    p = float(2 * sps.t.sf(abs(est) / se, fit.df)) if se > 0 else (0.0 if est else 1.0)
+    return {"est": est, "se": se, "lo": est - q * se, "hi": est + q * se, "p": p}
+
+
+def _same(a: dict[str, float], b: dict[str, float]) -> bool:
+    return list(a) == list(b) and all(
+        (x != x and y != y) or x == y for x, y in zip(a.values(), b.values(), strict=True)
+    )
+
+
+def test_vectorised_contrasts_equal_one_scalar_contrast_at_a_time() -> None:
+    rng = np.random.default_rng(5)
+    k = 5
+    every = (np.arange(1 << k)[:, None] >> np.arange(k)) & 1
+    # replicated and full rank; then 12 sets for 16 columns (aliased, no degrees of freedom)
+    for rows, full in ((np.tile(every, (2, 1)), True), (every[:12], False)):
+        y = 1000 - 200 * rows[:, 0] + 50 * rows[:, 1] * rows[:, 2] + rng.standard_normal(len(rows))
+        s, _ = collapse(y, rows)
+        fit = fit_sets(s, Columns(s, [f"f{j}" for j in range(k)], True, []))
+        assert (fit.null.shape[1] == 0) == full and (fit.df > 0) == full
+        cs = [np.eye(fit.p)[j] * 4.0 for j in range(fit.p)]
+        cs += [np.zeros(fit.p), rng.standard_normal(fit.p)]
+        got = fit.contrasts(cs)
+        assert all(_same(g, _plain_contrast(fit, c)) for g, c in zip(got, cs, strict=True))
+        assert _same(fit.contrast(cs[3]), _plain_contrast(fit, cs[3]))
+
+
+def test_shared_gram_factorisations_equal_a_fresh_solve_per_right_side() -> None:
+    rng = np.random.default_rng(6)
+    k = 6
+    x = rng.integers(0, 2, (40, k))  # 40 sets, 22 pairwise columns: folds rank deficient
+    y = 1000 - 100 * x[:, 0] + rng.standard_normal(40)
+    s, _ = collapse(y, x)
+    cols = Columns(s, [f"f{j}" for j in range(k)], True, [])
+    for fold in range(-1, len(cols.fold_g)):
+        g = cols.g if fold < 0 else cols.g - cols.fold_g[fold]
+        for r in (rng.standard_normal(len(g)), rng.standard_normal(len(g))):
+            fresh, shared = solve_gram(g, r), solve_gram(cols.gram(fold), r, cols.factor(fold))
+            assert fresh.rank == shared.rank and np.array_equal(fresh.beta, shared.beta)
+            assert np.array_equal(fresh.null, shared.null)
+    assert cols.factor(2) is cols.factor(2)

@@ -58,9 +58,8 @@ def ame_vector(fit: Fit, s: SetStats, j: int) -> np.ndarray:
 def factor_claims(fit: Fit, s: SetStats, factors: list[str]) -> dict[str, dict[str, Any]]:
     """Each factor's average marginal effect with a t interval, Holm-adjusted."""
     out: dict[str, dict[str, Any]] = {}
-    for j, f in enumerate(factors):
-        c = ame_vector(fit, s, j)
-        r = fit.contrast(c)
+    cs = [ame_vector(fit, s, j) for j in range(len(factors))]
+    for j, (f, c, r) in enumerate(zip(factors, cs, fit.contrasts(cs), strict=True)):
         out[f] = {
             "effect_us": r["est"],
             "ci_low": r["lo"],
@@ -83,11 +82,15 @@ def interaction_claims(fit: Fit, factors: list[str]) -> list[dict[str, Any]]:
     k = len(factors)
     rows: list[dict[str, Any]] = []
     a_idx, b_idx = np.triu_indices(k, 1)
+    cs = []
+    for i in range(len(a_idx)):
+        c = np.zeros(fit.p)
+        c[1 + k + i] = 4.0
+        cs.append(c)
+    results = fit.contrasts(cs)
     for i, (a, b) in enumerate(zip(a_idx, b_idx, strict=True)):
         col = 1 + k + i
-        c = np.zeros(fit.p)
-        c[col] = 4.0
-        r: dict[str, Any] = dict(fit.contrast(c))
+        r: dict[str, Any] = dict(results[i])
         aliases = fit.aliases(col)
         rows.append(
             {
