@@ -141,8 +141,8 @@ def test_vectorised_contrasts_equal_one_scalar_contrast_at_a_time() -> None:
     rng = np.random.default_rng(5)
     k = 5
     every = (np.arange(1 << k)[:, None] >> np.arange(k)) & 1
-    # replicated and full rank; 12 sets for 16 columns (aliased); 8 sets (no df left either)
-    cases = ((np.tile(every, (2, 1)), 0, True), (every[:12], 6, True), (every[:8], 9, False))
+    # replicated and full rank; 12 sets for 16 columns (aliased); 4 sets (no df left either)
+    cases = ((np.tile(every, (2, 1)), 0, True), (every[:12], 6, True), (every[:4], 12, False))
     for rows, nulls, df_left in cases:
         y = 1000 - 200 * rows[:, 0] + 50 * rows[:, 1] * rows[:, 2] + rng.standard_normal(len(rows))
         s, _ = collapse(y, rows)
