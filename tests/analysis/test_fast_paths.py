@@ -10,6 +10,7 @@ import statsmodels.api as sm
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
+from perflab.analysis import dist
 from perflab.analysis.claims import Predictor, adjust
 from perflab.analysis.data import Dataset
 from perflab.analysis.inference import Columns, Fit, _syrk, fit_sets, model_matrix, solve_gram
@@ -72,7 +73,7 @@ def test_noisy_sets_p_values_equal_one_f_test_per_set() -> None:
         assert p == min(1.0, 2 * min(one, 1 - one))
 
 
-def test_holm_equals_statsmodels_and_leaves_the_collector_as_it_was() -> None:
+def test_holm_and_bh_equal_statsmodels_bit_for_bit() -> None:
     p = [0.001, 0.04, float("nan"), 0.03, 0.5, 0.0125]
     adj, sig = adjust(p, "holm", 0.05)
     ok = [v for v in p if v == v]
@@ -81,6 +82,16 @@ def test_holm_equals_statsmodels_and_leaves_the_collector_as_it_was() -> None:
     assert [s for s, v in zip(sig, p, strict=True) if v == v] == list(rej)
     assert sig[2] is False and adj[2] != adj[2]
     assert gc.get_freeze_count() == 0
+    rng = np.random.default_rng(9)
+    for n in (1, 2, 7, 30, 435):
+        for draw in range(5):
+            p = rng.random(n) ** rng.uniform(1, 8)
+            if draw % 2:
+                p = np.round(p, 2)  # ties
+            for method, alpha in (("holm", 0.05), ("fdr_bh", 0.10)):
+                adj, sig = adjust(list(p), method, alpha)
+                rej, ref, _, _ = multipletests(p, alpha=alpha, method=method)
+                assert _bitwise(adj, ref) and sig == list(rej), (n, draw, method)
 
 
 def test_forbidden_pairs_from_distinct_sets_equal_the_run_level_count() -> None:
@@ -169,3 +180,51 @@ def test_shared_gram_factorisations_equal_a_fresh_solve_per_right_side() -> None
             assert fresh.rank == shared.rank and np.array_equal(fresh.beta, shared.beta)
             assert np.array_equal(fresh.null, shared.null)
     assert cols.factor(2) is cols.factor(2)
+
+
+def _bitwise(a: object, b: object) -> bool:
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    return x.shape == y.shape and np.array_equal(x.view(np.int64), y.view(np.int64))
+
+
+def test_t_and_f_functions_equal_scipy_stats_bit_for_bit() -> None:
+    rng = np.random.default_rng(7)
+    inf, nan = np.inf, np.nan
+    x = np.concatenate([rng.standard_normal(200) * 5, [0.0, -0.0, inf, -inf, nan, 1e-300, 40]])
+    df = np.concatenate([rng.integers(1, 500, 200).astype(float), [3, 1, 7, 2, 4, 0.5, 30]])
+    for d in (df, 7.0, 0.0, -1.0, nan, inf):
+        assert _bitwise(dist.t_sf(x, d), sps.t.sf(x, d))
+        assert _bitwise(dist.t_cdf(x, d), sps.t.cdf(x, d))
+    assert isinstance(dist.t_sf(1.5, 3), float) and _bitwise(dist.t_sf(1.5, 3), sps.t.sf(1.5, 3))
+    q = np.concatenate([rng.random(200), [0.0, 1.0, 0.975, -0.1, 1.1, nan, 0.5]])
+    for d in (df, 5.0, 0.0, nan):
+        assert _bitwise(dist.t_ppf(q, d), sps.t.ppf(q, d))
+    for loc, scale in ((3.5, 0.2), (0.0, 0.0), (-2.0, 1e-9), (nan, 1.0)):
+        for d in (1, 9, 0):
+            (lo, hi), (rlo, rhi) = (
+                dist.t_interval(0.95, d, loc, scale),
+                sps.t.interval(0.95, d, loc=loc, scale=scale),
+            )
+            assert _bitwise(lo, rlo) and _bitwise(hi, rhi)
+    fx = np.concatenate([np.abs(x), [-1.0, 0.0, inf, nan]])
+    dn = np.concatenate([df, [2, 3, 4, 5]])
+    dd = np.concatenate([df[::-1], [9, 0, 1, 2]])
+    assert _bitwise(dist.f_sf(fx, dn, dd), sps.f.sf(fx, dn, dd))
+    for a, b in ((4.0, 40), (0.0, 3), (2.0, 0.0)):
+        assert _bitwise(dist.f_sf(fx, a, b), sps.f.sf(fx, a, b))
+
+
+def test_welch_p_equals_scipy_ttest_ind() -> None:
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        n1, n2 = rng.integers(3, 40, 2)
+        a = rng.standard_normal(n1) * rng.uniform(0.1, 50) + rng.uniform(-20, 20)
+        b = rng.standard_normal(n2) * rng.uniform(0.1, 50)
+        assert _bitwise(dist.welch_p(a, b), sps.ttest_ind(a, b, equal_var=False).pvalue)
+    same = np.full(5, 2.5)
+    for a, b in ((same, same + 1), (same, same), (same, rng.standard_normal(4))):
+        with pytest.warns(RuntimeWarning, match="Precision loss"):
+            got = dist.welch_p(a, b)
+        with pytest.warns(RuntimeWarning, match="Precision loss"):
+            ref = sps.ttest_ind(a, b, equal_var=False).pvalue
+        assert _bitwise(got, ref)

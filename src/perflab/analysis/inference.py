@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
-from scipy import stats
 
+from perflab.analysis import dist
 from perflab.analysis.gram import (  # noqa: F401  (re-exported: one_blas_thread, solve_gram)
     RANK_TOL,
     Factor,
@@ -163,11 +163,11 @@ class Fit:
             else:
                 out[-1].update(lo=nan, hi=nan, p=nan)
         if tested:
-            q = float(stats.t.ppf(0.5 + level / 2, self.df))
+            q = float(dist.t_ppf(0.5 + level / 2, self.df))
             est_ = np.array([out[i]["est"] for i in tested])
             se_ = np.array([out[i]["se"] for i in tested])
             pos = se_ > 0
-            tails = 2 * stats.t.sf(np.abs(est_[pos]) / se_[pos], self.df)
+            tails = 2 * dist.t_sf(np.abs(est_[pos]) / se_[pos], self.df)
             ps = np.where(est_ != 0, 0.0, 1.0)
             ps[pos] = tails
             for i, p in zip(tested, ps, strict=True):
@@ -331,7 +331,7 @@ def nested_f(small: Fit, big: Fit, s2_pure: float | None = None, df_pure: int = 
     else:
         return {"F": None, "df": [extra, 0], "p": None}
     fstat = (small.rss_sets - big.rss_sets) / extra / den
-    return {"F": float(fstat), "df": [extra, dfd], "p": float(stats.f.sf(fstat, extra, dfd))}
+    return {"F": float(fstat), "df": [extra, dfd], "p": float(dist.f_sf(fstat, extra, dfd))}
 
 
 def grouped_cv(s: SetStats, cols: Columns, log: bool, drift: Drift) -> float:
