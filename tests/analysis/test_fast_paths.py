@@ -180,6 +180,20 @@ def test_shared_gram_factorisations_equal_a_fresh_solve_per_right_side() -> None
             assert fresh.rank == shared.rank and np.array_equal(fresh.beta, shared.beta)
             assert np.array_equal(fresh.null, shared.null)
     assert cols.factor(2) is cols.factor(2)
+    # the leverages: diag of W^1/2 F G^+ F' W^1/2, shared by the linear and the log fit
+    f, w = cols.f, s.n
+    plain = w * np.einsum("ij,jk,ik->i", f, np.linalg.pinv(cols.g), f)
+    assert np.allclose(cols.leverage(), plain, atol=1e-10)
+    y2 = 1000 + 50 * x[:, 1] + rng.standard_normal(40)
+    s2, _ = collapse(y2, x)
+    for log in (False, True):
+        shared = Columns(s2, [f"f{j}" for j in range(k)], True, [])
+        fit_sets(s2, shared, not log)  # the other fit fills the caches first
+        a, b = (
+            fit_sets(s2, shared, log),
+            fit_sets(s2, Columns(s2, shared.names[1 : k + 1], True, []), log),
+        )
+        assert np.array_equal(a.beta, b.beta) and np.array_equal(a.cov, b.cov)
 
 
 def _bitwise(a: object, b: object) -> bool:

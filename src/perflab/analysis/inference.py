@@ -211,6 +211,7 @@ class Columns:
         self.fold_g = [_syrk(f[self.part == k] * sw[self.part == k]) for k in range(folds)]
         self.g = np.sum(self.fold_g, axis=0)
         self._factors: dict[int, Factor] = {}
+        self._leverage: np.ndarray | None = None
 
     def gram(self, fold: int = -1) -> np.ndarray:
         """The Gram matrix of every set (fold -1) or of every set outside ``fold``."""
@@ -222,6 +223,16 @@ class Columns:
         if fold not in self._factors:
             self._factors[fold] = factor(self.gram(fold))
         return self._factors[fold]
+
+    def leverage(self) -> np.ndarray:
+        """Each set's leverage in the fit on every set, once: it depends on the columns and
+        the weights only, so the linear and log fits share it."""
+        if self._leverage is None:
+            fac = self.factor()
+            fb = self.f if fac.rank == self.f.shape[1] else self.f[:, fac.basic]
+            lf = scipy.linalg.solve_triangular(fac.chol, fb.T, lower=True)
+            self._leverage = self.w * np.einsum("ij,ij->j", lf, lf)
+        return self._leverage
 
 
 def fit_sets(
@@ -252,7 +263,7 @@ def fit_sets(
     gp = _pinv(sol, len(g))
     df_b = m - sol.rank
     if df_b >= HC3_MIN_DF and hc3:
-        cov = _hc3(f, w, e, sol, gp, rss / df_b)
+        cov = _hc3(f, w, e, cols.leverage(), gp, rss / df_b)
     else:
         cov = gp * _variance(df_b, rss, df_pure, s2_pure)
     mode, df = _mode(df_b, df_pure)
@@ -304,13 +315,11 @@ def _pinv(sol: Factor, p: int) -> np.ndarray:
 
 
 def _hc3(
-    f: np.ndarray, w: np.ndarray, e: np.ndarray, sol: Solve, gp: np.ndarray, s2: float
+    f: np.ndarray, w: np.ndarray, e: np.ndarray, h: np.ndarray, gp: np.ndarray, s2: float
 ) -> np.ndarray:
-    """HC3 sandwich of the weighted set-mean regression.  A set with leverage ~1 determines a
-    direction alone (its residual is 0/0): it contributes the pooled set-level variance."""
-    fb = f if sol.rank == f.shape[1] else f[:, sol.basic]
-    lf = scipy.linalg.solve_triangular(sol.chol, fb.T, lower=True)
-    h = w * np.einsum("ij,ij->j", lf, lf)
+    """HC3 sandwich of the weighted set-mean regression (h: the leverages).  A set with
+    leverage ~1 determines a direction alone (its residual is 0/0): it contributes the pooled
+    set-level variance."""
     full = h > 1 - 1e-8
     u2 = np.where(full, w * s2, (w * e) ** 2 / np.where(full, 1.0, 1 - h) ** 2)
     meat = _syrk(f * np.sqrt(u2)[:, None])
