@@ -19,10 +19,11 @@ def test_parallel_drawing_writes_the_same_figures_and_rasterises_dense_layers(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ctx = build(from_frame(df), df)
-    names = ["1_means", "1_means_keep_logs", "4_lm6", "shapley"]
+    names = ["1_means", "1_means_keep_logs", "4_lm6", "4_lm6_tiles", "shapley"]
     one, skipped_one = render.render_figures(ctx, tmp_path / "one", workers=1, names=names)
     two, skipped_two = render.render_figures(ctx, tmp_path / "two", workers=2, names=names)
-    assert [d["name"] for d in one] == [d["name"] for d in two] == ["1_means", "4_lm6", "shapley"]
+    drawn = ["1_means", "4_lm6", "4_lm6_tiles", "shapley"]
+    assert [d["name"] for d in one] == [d["name"] for d in two] == drawn
     assert skipped_one == skipped_two == ["1_means_keep_logs"]  # no logging factor here
     assert all(d["png"] for d in two)
     for d in one:
@@ -34,3 +35,6 @@ def test_parallel_drawing_writes_the_same_figures_and_rasterises_dense_layers(
     bars = (tmp_path / "one" / "1_means.svg").read_text()
     assert "<image" in lm and lm.count("<use ") < render.RASTER_POINTS
     assert "<image" not in bars
+    # the colour bar's gradient is a bitmap too (as vectors: gradients per triangle, ~2 MB)
+    tiles = (tmp_path / "one" / "4_lm6_tiles.svg").read_text()
+    assert "<image" in tiles and "linearGradient" not in tiles

@@ -60,6 +60,9 @@ def draw(ctx: Context, name: str, out: Path) -> dict[str, str] | None:
             with plot_context(plot).rc_context:
                 view.figure.savefig(**view.kwargs)
                 _rasterise_dense(view.figure)
+                # the PNG's pass placed every element: the SVG keeps that layout rather than
+                # running plotnine's layout engine (a dry draw of the whole figure) again
+                view.figure.set_layout_engine("none")
                 view.figure.savefig(**{**view.kwargs, "fname": out / f"{name}.svg"})
         finally:
             import matplotlib.pyplot as plt
@@ -70,11 +73,17 @@ def draw(ctx: Context, name: str, out: Path) -> dict[str, str] | None:
 
 
 def _rasterise_dense(figure: Any) -> None:
-    for ax in figure.axes:
-        for coll in ax.collections:
-            offsets = coll.get_offsets()
-            if offsets is not None and len(offsets) > RASTER_POINTS:
-                coll.set_rasterized(True)
+    """Dense point layers and meshes (a colour bar's gradient: SVG has no Gouraud shading, so
+    matplotlib writes gradients per triangle, 2 MB and 1-2 s a figure) become bitmaps inside
+    the SVG; axes, text and legends stay vectors."""
+    from matplotlib.collections import Collection, QuadMesh, TriMesh
+
+    for coll in figure.findobj(Collection):
+        offsets = coll.get_offsets()
+        if isinstance(coll, QuadMesh | TriMesh) or (
+            offsets is not None and len(offsets) > RASTER_POINTS
+        ):
+            coll.set_rasterized(True)
 
 
 def _draw_in_worker(name: str, out: Path) -> dict[str, str] | None:
