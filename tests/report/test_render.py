@@ -38,3 +38,26 @@ def test_parallel_drawing_writes_the_same_figures_and_rasterises_dense_layers(
     # the colour bar's gradient is a bitmap too (as vectors: gradients per triangle, ~2 MB)
     tiles = (tmp_path / "one" / "4_lm6_tiles.svg").read_text()
     assert "<image" in tiles and "linearGradient" not in tiles
+
+
+def test_uniform_point_layers_get_single_settings_and_others_keep_theirs() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots()
+    n = 500
+    xy = np.random.default_rng(0).random((n, 2))
+    same = ax.scatter(*xy.T, s=[4.0] * n, c=[(0, 0, 0, 0.3)] * n, linewidths=[0.5] * n)
+    grey = np.linspace(0, 1, n)
+    mixed = ax.scatter(*xy.T, s=[4.0] * n, c=np.c_[grey, grey, grey], linewidths=[0.5] * n)
+    mapped = ax.scatter(*xy.T, s=[4.0] * n, c=grey, linewidths=[0.5] * n)  # colours at draw
+    render._uniform_points(fig)
+    assert len(mapped.get_sizes()) == n
+    assert len(same.get_facecolors()) == len(same.get_sizes()) == 1
+    assert np.allclose(same.get_facecolors()[0], (0, 0, 0, 0.3)) and same.get_sizes()[0] == 4.0
+    assert len(same.get_linewidths()) == 1 and len(same.get_offsets()) == n
+    assert len(mixed.get_facecolors()) == n and len(mixed.get_sizes()) == n
+    plt.close(fig)

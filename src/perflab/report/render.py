@@ -58,6 +58,7 @@ def draw(ctx: Context, name: str, out: Path) -> dict[str, str] | None:
         )
         try:
             with plot_context(plot).rc_context:
+                _uniform_points(view.figure)
                 view.figure.savefig(**view.kwargs)
                 _rasterise_dense(view.figure)
                 # the PNG's pass placed every element: the SVG keeps that layout rather than
@@ -70,6 +71,42 @@ def draw(ctx: Context, name: str, out: Path) -> dict[str, str] | None:
             plt.close(view.figure)
     png = base64.b64encode((out / f"{name}.png").read_bytes()).decode()
     return {"name": name, "title": fig.title, "caption": caption, "png": png}
+
+
+def _uniform_points(figure: Any) -> None:
+    """A point layer whose points all share colour, size and line gets those as single
+    values instead of one per point (plotnine passes arrays): matplotlib then stamps one
+    rendered marker per point (``draw_markers``, as for ``plot(x, y, "o")``) instead of
+    drawing each point's path with its own settings, 5-10x faster for 15,000 points. Each
+    marker lands on the nearest pixel (the arrays' path draws at sub-pixel positions)."""
+    import numpy as np
+    from matplotlib.collections import PathCollection
+
+    for coll in figure.findobj(PathCollection):
+        offsets = coll.get_offsets()
+        if (
+            offsets is None
+            or len(offsets) < 2
+            or len(coll.get_paths()) != 1
+            or coll.get_array() is not None  # colours mapped from values at draw time
+        ):
+            continue
+        props = {
+            "facecolor": coll.get_facecolors(),
+            "edgecolor": coll.get_edgecolors(),
+            "linewidth": np.atleast_1d(coll.get_linewidths()),
+            "sizes": coll.get_sizes(),
+        }
+        styles = coll.get_linestyles()
+        if any(len(v) == 0 or (v != v[0]).any() for v in props.values()) or any(
+            ls != styles[0] for ls in styles
+        ):
+            continue
+        coll.set_facecolor(props["facecolor"][:1])
+        coll.set_edgecolor(props["edgecolor"][:1])
+        coll.set_linewidth(props["linewidth"][:1])
+        coll.set_sizes(props["sizes"][:1])
+        coll.set_linestyle([styles[0]])
 
 
 def _rasterise_dense(figure: Any) -> None:
