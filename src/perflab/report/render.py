@@ -59,11 +59,9 @@ def draw(ctx: Context, name: str, out: Path) -> dict[str, str] | None:
         try:
             with plot_context(plot).rc_context:
                 _uniform_points(view.figure)
+                _layout_once(view.figure, view.kwargs["dpi"])
                 view.figure.savefig(**view.kwargs)
                 _rasterise_dense(view.figure)
-                # the PNG's pass placed every element: the SVG keeps that layout rather than
-                # running plotnine's layout engine (a dry draw of the whole figure) again
-                view.figure.set_layout_engine("none")
                 view.figure.savefig(**{**view.kwargs, "fname": out / f"{name}.svg"})
         finally:
             import matplotlib.pyplot as plt
@@ -71,6 +69,19 @@ def draw(ctx: Context, name: str, out: Path) -> dict[str, str] | None:
             plt.close(view.figure)
     png = base64.b64encode((out / f"{name}.png").read_bytes()).decode()
     return {"name": name, "title": fig.title, "caption": caption, "png": png}
+
+
+def _layout_once(figure: Any, dpi: float) -> None:
+    """Run plotnine's layout engine once, then fix the layout: ``savefig`` would otherwise
+    run it for each file within a dry draw of every artist (a third pass over the figure).
+    The engine measures text with the figure's Agg renderer at the PNG's dpi, as within
+    the PNG's ``savefig``, so the PNG is the same; the SVG takes the same layout."""
+    engine = figure.get_layout_engine()
+    if engine is None:
+        return
+    figure.set_dpi(dpi)
+    engine.execute(figure)
+    figure.set_layout_engine("none")
 
 
 def _uniform_points(figure: Any) -> None:
