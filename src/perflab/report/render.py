@@ -149,6 +149,10 @@ def render_figures(
     names = list(FIGURES) if names is None else names
     workers = min(workers or jobs(), len(names))
     if workers > 1:
+        # imported before forking, so each worker does not import (and warm) them again
+        import matplotlib.pyplot  # noqa: F401
+        import plotnine  # noqa: F401
+
         _CTX = ctx
         try:
             fork = multiprocessing.get_context("fork")
