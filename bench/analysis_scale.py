@@ -117,6 +117,13 @@ def steps(path: Path) -> tuple[dict[str, float], Dataset]:
     t0 = time.perf_counter()
     a = analyze(ds)
     t["analysis"] = time.perf_counter() - t0
+    if len(ds.y) <= 100_000:  # and warm (the first call in a process pays first-use costs)
+        again = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            analyze(ds)
+            again.append(time.perf_counter() - t0)
+        t["analysis again (best of 3)"] = min(again)
     t0 = time.perf_counter()
     json.dumps(a.to_json(), default=float)
     t["JSON"] = time.perf_counter() - t0
