@@ -14,7 +14,7 @@ from perflab.analysis import dist
 from perflab.analysis.claims import Predictor, adjust
 from perflab.analysis.data import Dataset
 from perflab.analysis.inference import Columns, Fit, _syrk, fit_sets, model_matrix, solve_gram
-from perflab.analysis.noise import noisy_sets
+from perflab.analysis.noise import noisy_sets, outliers
 from perflab.analysis.search import forbidden_pairs
 from perflab.analysis.setstats import collapse, keys_of
 
@@ -242,3 +242,20 @@ def test_welch_p_equals_scipy_ttest_ind() -> None:
         with pytest.warns(RuntimeWarning, match="Precision loss"):
             ref = sps.ttest_ind(a, b, equal_var=False).pvalue
         assert _bitwise(got, ref)
+
+
+def test_outliers_from_the_candidates_beyond_the_critical_value_equal_every_tail() -> None:
+    rng = np.random.default_rng(10)
+    x = np.tile(rng.integers(0, 2, (40, 5)), (25, 1))
+    y = 1000 * (1 + 0.05 * rng.standard_normal(len(x)))
+    y[[3, 77, 500]] *= (1.6, 0.5, 1.3)  # clear outliers, and one near the edge
+    s, inv = collapse(y, x)
+    got = outliers(y, inv, s)
+    n_runs, df = len(y), len(y) - len(s.n) - 1
+    e = y - s.mean[inv]
+    h = 1.0 / s.n[inv]
+    s2 = (float(s.ss.sum()) - e**2 / (1 - h)) / df
+    r = e / np.sqrt(np.maximum(s2, 1e-300) * (1 - h))
+    p = np.minimum(1.0, 2 * sps.t.sf(np.abs(r), df) * n_runs)
+    plain = [(int(i), float(p[i])) for i in np.flatnonzero(p < 0.05)]
+    assert [(o["run"], o["p_bonf"]) for o in got] == plain and {3, 77} <= {o["run"] for o in got}
