@@ -2,15 +2,17 @@
 
     .venv/bin/python bench/report_scale.py [--runs 15000] [--factors 20] [--jobs 1,2]
 
-Prints the time of ``perflab report`` end to end (``report_source``: parse, analyse, draw
-every figure as PNG and SVG, write report.html) for each number of figure workers, then
-where the time goes: the analysis, and each figure (drawn once, in this process).
+Prints the time (wall and CPU) of ``perflab report`` end to end (``report_source``: parse,
+analyse, draw every figure as PNG and SVG, write report.html) for each number of figure
+workers, then where the time goes: the analysis, and each figure (drawn once, in this
+process).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import tempfile
 import time
 import warnings
@@ -22,6 +24,14 @@ from perflab.report.context import build
 from perflab.report.figures import FIGURES
 from perflab.report.html import report_source
 from perflab.report.render import JOBS_ENV, draw
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished workers (wall time on a shared machine
+    is mostly waiting for a core)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main() -> None:
@@ -37,14 +47,15 @@ def main() -> None:
         ).to_csv(csv, sep=";", index=False)
         for jobs in args.jobs.split(","):
             os.environ[JOBS_ENV] = jobs
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _cpu()
             html = report_source(str(csv), None, Path(d) / f"report{jobs}")
-            dt = time.perf_counter() - t0
+            dt, cpu = time.perf_counter() - t0, _cpu() - c0
             figures = len(list((html.parent / "figures").glob("*.png")))
             print(
                 f"report of {args.runs:,} runs x {args.factors} factors, {jobs} figure "
-                f"worker(s): {dt:.1f} s, {figures} figures (PNG+SVG), report.html "
-                f"{html.stat().st_size / 2**20:.1f} MiB (goal <= 10 s)",
+                f"worker(s): {dt:.1f} s ({cpu:.1f} s CPU), {figures} figures (PNG+SVG), "
+                f"report.html {html.stat().st_size / 2**20:.1f} MiB (goal <= 10 s; load "
+                f"{os.getloadavg()[0]:.1f})",
                 flush=True,
             )
         t0 = time.perf_counter()

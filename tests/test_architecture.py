@@ -192,3 +192,64 @@ def test_a_new_engine_workload_and_design_are_one_file_each(
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["counts"]["planned"] == 3
+
+
+TOY_VERBS = '''
+import click
+
+from perflab.cli.app import main
+
+
+@main.command("toy-hello")
+@click.option("--who", default="world")
+def toy_hello(who: str) -> None:
+    """Say hello."""
+    click.echo(f"hello {who}")
+
+
+main.add_command(click.Command("toy-added", callback=lambda: click.echo("added")))
+'''
+
+
+@pytest.fixture
+def toy_verbs() -> object:
+    path = SRC / "cli" / "toy_verbs.py"
+    path.write_text(TOY_VERBS)
+    yield path
+    path.unlink()
+
+
+def test_a_new_verb_group_is_one_file_though_verbs_load_lazily(
+    toy_verbs: object, tmp_path: Path
+) -> None:
+    r = perflab("toy-hello", "--who", "you", cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (0, "hello you\n"), r.stderr
+    r = perflab("toy-added", cwd=tmp_path)  # not found by the source scan: every module loads
+    assert (r.returncode, r.stdout) == (0, "added\n"), r.stderr
+    listed = perflab("--help", cwd=tmp_path).stdout
+    assert "toy-hello" in listed and "toy-added" in listed and "analyze" in listed
+    assert perflab("no-such-verb", cwd=tmp_path).returncode == 2
+
+
+def test_a_verb_imports_only_its_own_module() -> None:
+    code = (
+        "import sys\nfrom perflab.cli import main\n"
+        "try:\n    main(['analyze', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(m for m in sys.modules if m.startswith('perflab.cli.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(out.stdout.splitlines()[-1].split())  # the help text, then the modules
+    assert "perflab.cli.analyze" in loaded
+    assert not loaded & {"perflab.cli.compare", "perflab.cli.zoo", "perflab.cli.tune"}
+
+
+def test_the_source_scan_finds_every_verb_in_its_module() -> None:
+    from perflab.cli import app
+
+    guessed = app._verb_modules()
+    app._import_all()
+    registered = {
+        name: cmd.callback.__module__ if cmd.callback else ""
+        for name, cmd in app.main.commands.items()
+    }
+    assert {n: [m] for n, m in registered.items() if not n.startswith("toy-")} == guessed

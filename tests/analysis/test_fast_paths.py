@@ -10,10 +10,11 @@ import statsmodels.api as sm
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
+from perflab.analysis import dist
 from perflab.analysis.claims import Predictor, adjust
 from perflab.analysis.data import Dataset
-from perflab.analysis.inference import Columns, _syrk, fit_sets, model_matrix
-from perflab.analysis.noise import noisy_sets
+from perflab.analysis.inference import Columns, Fit, _syrk, fit_sets, model_matrix, solve_gram
+from perflab.analysis.noise import noisy_sets, outliers
 from perflab.analysis.search import forbidden_pairs
 from perflab.analysis.setstats import collapse, keys_of
 
@@ -72,7 +73,7 @@ def test_noisy_sets_p_values_equal_one_f_test_per_set() -> None:
         assert p == min(1.0, 2 * min(one, 1 - one))
 
 
-def test_holm_equals_statsmodels_and_leaves_the_collector_as_it_was() -> None:
+def test_holm_and_bh_equal_statsmodels_bit_for_bit() -> None:
     p = [0.001, 0.04, float("nan"), 0.03, 0.5, 0.0125]
     adj, sig = adjust(p, "holm", 0.05)
     ok = [v for v in p if v == v]
@@ -81,6 +82,16 @@ def test_holm_equals_statsmodels_and_leaves_the_collector_as_it_was() -> None:
     assert [s for s, v in zip(sig, p, strict=True) if v == v] == list(rej)
     assert sig[2] is False and adj[2] != adj[2]
     assert gc.get_freeze_count() == 0
+    rng = np.random.default_rng(9)
+    for n in (1, 2, 7, 30, 435):
+        for draw in range(5):
+            p = rng.random(n) ** rng.uniform(1, 8)
+            if draw % 2:
+                p = np.round(p, 2)  # ties
+            for method, alpha in (("holm", 0.05), ("fdr_bh", 0.10)):
+                adj, sig = adjust(list(p), method, alpha)
+                rej, ref, _, _ = multipletests(p, alpha=alpha, method=method)
+                assert _bitwise(adj, ref) and sig == list(rej), (n, draw, method)
 
 
 def test_forbidden_pairs_from_distinct_sets_equal_the_run_level_count() -> None:
@@ -115,3 +126,136 @@ def test_ranking_predictions_equal_the_model_matrix_ones() -> None:
         lin, est = pred.linear(keys)
         fast, fest = pred.ranking(keys)
         assert np.allclose(fast, lin, rtol=1e-12) and np.array_equal(est, fest)
+
+
+def _plain_contrast(fit: Fit, c: np.ndarray, level: float = 0.95) -> dict[str, float]:
+    """One contrast with scalar scipy calls (the code before the vectorised ``contrasts``)."""
+    nan = float("nan")
+    if not fit.estimable(c):
+        return {"est": nan, "se": nan, "lo": nan, "hi": nan, "p": nan}
+    est = float(c @ fit.beta)
+    se = float(np.sqrt(max(c @ fit.cov @ c, 0.0))) if fit.df > 0 else nan
+    if not np.isfinite(se):
+        return {"est": est, "se": nan, "lo": nan, "hi": nan, "p": nan}
+    q = float(sps.t.ppf(0.5 + level / 2, fit.df))
+    p = float(2 * sps.t.sf(abs(est) / se, fit.df)) if se > 0 else (0.0 if est else 1.0)
+    return {"est": est, "se": se, "lo": est - q * se, "hi": est + q * se, "p": p}
+
+
+def _same(a: dict[str, float], b: dict[str, float]) -> bool:
+    return list(a) == list(b) and all(
+        (x != x and y != y) or x == y for x, y in zip(a.values(), b.values(), strict=True)
+    )
+
+
+def test_vectorised_contrasts_equal_one_scalar_contrast_at_a_time() -> None:
+    rng = np.random.default_rng(5)
+    k = 5
+    every = (np.arange(1 << k)[:, None] >> np.arange(k)) & 1
+    # replicated and full rank; 12 sets for 16 columns (aliased); 4 sets (no df left either)
+    cases = ((np.tile(every, (2, 1)), 0, True), (every[:12], 6, True), (every[:4], 12, False))
+    for rows, nulls, df_left in cases:
+        y = 1000 - 200 * rows[:, 0] + 50 * rows[:, 1] * rows[:, 2] + rng.standard_normal(len(rows))
+        s, _ = collapse(y, rows)
+        fit = fit_sets(s, Columns(s, [f"f{j}" for j in range(k)], True, []))
+        assert fit.null.shape[1] == nulls and (fit.df > 0) == df_left
+        cs = [np.eye(fit.p)[j] * 4.0 for j in range(fit.p)]
+        cs += [np.zeros(fit.p), rng.standard_normal(fit.p)]
+        got = fit.contrasts(cs)
+        assert all(_same(g, _plain_contrast(fit, c)) for g, c in zip(got, cs, strict=True))
+        assert _same(fit.contrast(cs[3]), _plain_contrast(fit, cs[3]))
+
+
+def test_shared_gram_factorisations_equal_a_fresh_solve_per_right_side() -> None:
+    rng = np.random.default_rng(6)
+    k = 6
+    x = rng.integers(0, 2, (40, k))  # 40 sets, 22 pairwise columns: folds rank deficient
+    y = 1000 - 100 * x[:, 0] + rng.standard_normal(40)
+    s, _ = collapse(y, x)
+    cols = Columns(s, [f"f{j}" for j in range(k)], True, [])
+    for fold in range(-1, len(cols.fold_g)):
+        g = cols.g if fold < 0 else cols.g - cols.fold_g[fold]
+        for r in (rng.standard_normal(len(g)), rng.standard_normal(len(g))):
+            fresh, shared = solve_gram(g, r), solve_gram(cols.gram(fold), r, cols.factor(fold))
+            assert fresh.rank == shared.rank and np.array_equal(fresh.beta, shared.beta)
+            assert np.array_equal(fresh.null, shared.null)
+    assert cols.factor(2) is cols.factor(2)
+    # the leverages: diag of W^1/2 F G^+ F' W^1/2, shared by the linear and the log fit
+    f, w = cols.f, s.n
+    plain = w * np.einsum("ij,jk,ik->i", f, np.linalg.pinv(cols.g), f)
+    assert np.allclose(cols.leverage(), plain, atol=1e-10)
+    y2 = 1000 + 50 * x[:, 1] + rng.standard_normal(40)
+    s2, _ = collapse(y2, x)
+    for log in (False, True):
+        shared = Columns(s2, [f"f{j}" for j in range(k)], True, [])
+        fit_sets(s2, shared, not log)  # the other fit fills the caches first
+        a, b = (
+            fit_sets(s2, shared, log),
+            fit_sets(s2, Columns(s2, shared.names[1 : k + 1], True, []), log),
+        )
+        assert np.array_equal(a.beta, b.beta) and np.array_equal(a.cov, b.cov)
+
+
+def _bitwise(a: object, b: object) -> bool:
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    return x.shape == y.shape and np.array_equal(x.view(np.int64), y.view(np.int64))
+
+
+def test_t_and_f_functions_equal_scipy_stats_bit_for_bit() -> None:
+    rng = np.random.default_rng(7)
+    inf, nan = np.inf, np.nan
+    x = np.concatenate([rng.standard_normal(200) * 5, [0.0, -0.0, inf, -inf, nan, 1e-300, 40]])
+    df = np.concatenate([rng.integers(1, 500, 200).astype(float), [3, 1, 7, 2, 4, 0.5, 30]])
+    for d in (df, 7.0, 0.0, -1.0, nan, inf):
+        assert _bitwise(dist.t_sf(x, d), sps.t.sf(x, d))
+        assert _bitwise(dist.t_cdf(x, d), sps.t.cdf(x, d))
+    assert isinstance(dist.t_sf(1.5, 3), float) and _bitwise(dist.t_sf(1.5, 3), sps.t.sf(1.5, 3))
+    q = np.concatenate([rng.random(200), [0.0, 1.0, 0.975, -0.1, 1.1, nan, 0.5]])
+    for d in (df, 5.0, 0.0, nan):
+        assert _bitwise(dist.t_ppf(q, d), sps.t.ppf(q, d))
+    for loc, scale in ((3.5, 0.2), (0.0, 0.0), (-2.0, 1e-9), (nan, 1.0)):
+        for d in (1, 9, 0):
+            (lo, hi), (rlo, rhi) = (
+                dist.t_interval(0.95, d, loc, scale),
+                sps.t.interval(0.95, d, loc=loc, scale=scale),
+            )
+            assert _bitwise(lo, rlo) and _bitwise(hi, rhi)
+    fx = np.concatenate([np.abs(x), [-1.0, 0.0, inf, nan]])
+    dn = np.concatenate([df, [2, 3, 4, 5]])
+    dd = np.concatenate([df[::-1], [9, 0, 1, 2]])
+    assert _bitwise(dist.f_sf(fx, dn, dd), sps.f.sf(fx, dn, dd))
+    for a, b in ((4.0, 40), (0.0, 3), (2.0, 0.0)):
+        assert _bitwise(dist.f_sf(fx, a, b), sps.f.sf(fx, a, b))
+
+
+def test_welch_p_equals_scipy_ttest_ind() -> None:
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        n1, n2 = rng.integers(3, 40, 2)
+        a = rng.standard_normal(n1) * rng.uniform(0.1, 50) + rng.uniform(-20, 20)
+        b = rng.standard_normal(n2) * rng.uniform(0.1, 50)
+        assert _bitwise(dist.welch_p(a, b), sps.ttest_ind(a, b, equal_var=False).pvalue)
+    same = np.full(5, 2.5)
+    for a, b in ((same, same + 1), (same, same), (same, rng.standard_normal(4))):
+        with pytest.warns(RuntimeWarning, match="Precision loss"):
+            got = dist.welch_p(a, b)
+        with pytest.warns(RuntimeWarning, match="Precision loss"):
+            ref = sps.ttest_ind(a, b, equal_var=False).pvalue
+        assert _bitwise(got, ref)
+
+
+def test_outliers_from_the_candidates_beyond_the_critical_value_equal_every_tail() -> None:
+    rng = np.random.default_rng(10)
+    x = np.tile(rng.integers(0, 2, (40, 5)), (25, 1))
+    y = 1000 * (1 + 0.05 * rng.standard_normal(len(x)))
+    y[[3, 77, 500]] *= (1.6, 0.5, 1.3)  # clear outliers, and one near the edge
+    s, inv = collapse(y, x)
+    got = outliers(y, inv, s)
+    n_runs, df = len(y), len(y) - len(s.n) - 1
+    e = y - s.mean[inv]
+    h = 1.0 / s.n[inv]
+    s2 = (float(s.ss.sum()) - e**2 / (1 - h)) / df
+    r = e / np.sqrt(np.maximum(s2, 1e-300) * (1 - h))
+    p = np.minimum(1.0, 2 * sps.t.sf(np.abs(r), df) * n_runs)
+    plain = [(int(i), float(p[i])) for i in np.flatnonzero(p < 0.05)]
+    assert [(o["run"], o["p_bonf"]) for o in got] == plain and {3, 77} <= {o["run"] for o in got}

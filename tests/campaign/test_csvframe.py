@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from perflab import PerflabError
@@ -113,3 +114,51 @@ def test_bad_lines_get_the_row_by_row_message(tmp_path: Path, bad: str) -> None:
 def test_padded_cells_are_left_to_the_row_by_row_parser(tmp_path: Path) -> None:
     rows = [ROWS[0].replace("r1;", " r1 ;"), *ROWS[1:]]
     assert_same(write(tmp_path, [HEADER, *rows]), vouched=False)
+
+
+def _stamps(values: list[str]) -> pa.ChunkedArray:
+    return pa.chunked_array(
+        [pa.array(values[: len(values) // 2]), pa.array(values[len(values) // 2 :])]
+    )
+
+
+def test_perflab_timestamps_by_arithmetic_equal_the_general_parser() -> None:
+    rng = np.random.default_rng(11)
+    secs = rng.integers(-2_000_000_000, 4_000_000_000, 3000)  # 1906 to 2096
+    ms = rng.integers(0, 1000, 3000)
+    text = [
+        pd.Timestamp(int(s) * 1000 + int(m), unit="ms", tz="UTC").isoformat(timespec="milliseconds")
+        for s, m in zip(secs, ms, strict=True)
+    ]
+    text += [
+        "2024-02-29T23:59:59.999+00:00",
+        "2000-02-29T00:00:00.000+00:00",
+        "1970-01-01T00:00:00.000+00:00",
+    ]
+    ts = _stamps(text)
+    fast = csvframe._perflab_iso(ts)
+    assert fast is not None and np.array_equal(fast, csvframe._any_iso(ts))
+    for bad in (
+        "2023-02-29T00:00:00.000+00:00",  # no such day: the general path decides
+        "2026-13-01T00:00:00.000+00:00",
+        "2026-01-01T24:00:00.000+00:00",
+        "2026-01-01T00:00:60.000+00:00",
+        "2026-01-01T00:00:00.000+02:00",
+        "2026-01-01T00:00:00.00a+00:00",
+        "2026-01-01 00:00:00.000+00:00",
+        "2026-01-01T00:00:00.0000+00:00",
+        "1500-01-01T00:00:00.000+00:00",
+    ):
+        assert csvframe._perflab_iso(_stamps([*text[:5], bad])) is None, bad
+
+
+def test_padding_prefilter_flags_every_padded_column() -> None:
+    for cell, padded in (
+        ("r1", False),
+        (" r1", True),
+        ("r1\t", True),
+        ("r1\xa0", True),
+        ("é", True),
+    ):
+        col = pa.chunked_array([pa.array(["a", None, "", cell]), pa.array(["b"]).slice(0, 1)])
+        assert csvframe._maybe_padded(col) == padded, cell

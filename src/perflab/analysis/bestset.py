@@ -13,8 +13,8 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from perflab.analysis import dist
 from perflab.analysis.claims import FACTOR_ALPHA, Predictor, adjust, allowed, rows_of, search
 
 
@@ -29,7 +29,7 @@ def _one_sided(pred: Predictor, key: int, j: int) -> float:
     se = float(np.sqrt(max(c @ fit.cov @ c, 0.0)))
     if not se > 0:
         return float("nan")
-    return float(stats.t.cdf(est / se, fit.df))
+    return float(dist.t_cdf(est / se, fit.df))
 
 
 def prune(
@@ -73,7 +73,7 @@ def speedup(pred: Predictor, key: int, level: float = 0.95) -> dict[str, Any]:
     out: dict[str, Any] = {"ratio": float(t_us[0] / t_us[1]), "ci": None, "pi_us": None}
     if fit.df <= 0 or not (fit.estimable(f[0]) and fit.estimable(f[1])):
         return out
-    q = float(stats.t.ppf(0.5 + level / 2, fit.df))
+    q = float(dist.t_ppf(0.5 + level / 2, fit.df))
     v = f @ fit.cov @ f.T
     if fit.log:
         d = lin[0] - lin[1]

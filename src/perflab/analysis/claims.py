@@ -7,12 +7,10 @@ interactions) and ``significant`` (after adjustment); an aliased or untestable e
 
 from __future__ import annotations
 
-import gc
 import math
 from typing import Any
 
 import numpy as np
-from statsmodels.stats.multitest import multipletests
 
 from perflab.analysis.inference import Fit, model_matrix
 from perflab.analysis.setstats import SetStats
@@ -23,21 +21,45 @@ MAX_EXACT = 20
 
 
 def adjust(p: list[float], method: str, alpha: float) -> tuple[list[float], list[bool]]:
-    """Adjusted p-values and decisions; NaN entries (untestable claims) stay NaN / False."""
+    """Adjusted p-values and decisions (``method``: "holm" or "fdr_bh", as statsmodels'
+    ``multipletests`` names them and computes them, which a test checks bit for bit; its import
+    loads scipy.stats, ~1 s); NaN entries (untestable claims) stay NaN / False."""
     arr = np.asarray(p, float)
     ok = np.isfinite(arr)
     adj = np.full(len(arr), np.nan)
     sig = np.zeros(len(arr), bool)
     if ok.any():
-        # statsmodels' Holm calls gc.collect() each time: ~0.1 s over a big analysis's heap.
-        # Frozen objects are skipped by the collector; unfreezing puts them back.
-        gc.freeze()
-        try:
-            rej, padj, _, _ = multipletests(arr[ok], alpha=alpha, method=method)
-        finally:
-            gc.unfreeze()
-        adj[ok], sig[ok] = padj, rej
+        order = np.argsort(arr[ok])
+        ps = arr[ok][order]
+        if method == "holm":
+            rej, padj = _holm(ps, alpha)
+        elif method == "fdr_bh":
+            rej, padj = _benjamini_hochberg(ps, alpha)
+        else:
+            raise ValueError(f"unknown adjustment {method!r}")
+        padj[padj > 1] = 1
+        back = np.empty_like(order)
+        back[order] = np.arange(len(order))
+        adj[ok], sig[ok] = padj[back], rej[back]
     return [float(v) for v in adj], [bool(v) for v in sig]
+
+
+def _holm(ps: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Holm's step-down on sorted p: the i-th smallest is compared with alpha / (m - i) and
+    rejected while all before it were; adjusted = running max of (m - i) p."""
+    left = np.arange(len(ps), 0, -1)
+    above = np.flatnonzero(ps > alpha / left)
+    first = int(above[0]) if len(above) else len(ps)
+    return np.arange(len(ps)) < first, np.maximum.accumulate(ps * left)
+
+
+def _benjamini_hochberg(ps: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Benjamini–Hochberg on sorted p: reject up to the largest i with p <= (i/m) alpha;
+    adjusted = running min from the top of p / (i/m)."""
+    frac = np.arange(1, len(ps) + 1) / float(len(ps))
+    below = np.flatnonzero(ps <= frac * alpha)
+    last = int(below[-1]) if len(below) else -1
+    return np.arange(len(ps)) <= last, np.minimum.accumulate((ps / frac)[::-1])[::-1]
 
 
 def ame_vector(fit: Fit, s: SetStats, j: int) -> np.ndarray:
@@ -58,9 +80,8 @@ def ame_vector(fit: Fit, s: SetStats, j: int) -> np.ndarray:
 def factor_claims(fit: Fit, s: SetStats, factors: list[str]) -> dict[str, dict[str, Any]]:
     """Each factor's average marginal effect with a t interval, Holm-adjusted."""
     out: dict[str, dict[str, Any]] = {}
-    for j, f in enumerate(factors):
-        c = ame_vector(fit, s, j)
-        r = fit.contrast(c)
+    cs = [ame_vector(fit, s, j) for j in range(len(factors))]
+    for j, (f, c, r) in enumerate(zip(factors, cs, fit.contrasts(cs), strict=True)):
         out[f] = {
             "effect_us": r["est"],
             "ci_low": r["lo"],
@@ -83,11 +104,15 @@ def interaction_claims(fit: Fit, factors: list[str]) -> list[dict[str, Any]]:
     k = len(factors)
     rows: list[dict[str, Any]] = []
     a_idx, b_idx = np.triu_indices(k, 1)
+    cs = []
+    for i in range(len(a_idx)):
+        c = np.zeros(fit.p)
+        c[1 + k + i] = 4.0
+        cs.append(c)
+    results = fit.contrasts(cs)
     for i, (a, b) in enumerate(zip(a_idx, b_idx, strict=True)):
         col = 1 + k + i
-        c = np.zeros(fit.p)
-        c[col] = 4.0
-        r: dict[str, Any] = dict(fit.contrast(c))
+        r: dict[str, Any] = dict(results[i])
         aliases = fit.aliases(col)
         rows.append(
             {

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab.analysis import dist
 from perflab.analysis.claims import factor_claims, interaction_claims
 from perflab.analysis.inference import (
     INTERCEPT,
@@ -143,19 +144,18 @@ def _infer(
 
 def drift_report(fit: Fit, within: Any, notes: list[str]) -> dict[str, Any]:
     """Each adjustment term with its standard error and 95% interval."""
-    from scipy import stats
 
     out: dict[str, Any] = {"terms": {}, "notes": list(notes)}
     for i, name in enumerate(within.names):
         se = math.sqrt(within.cov[i, i])
-        q = stats.t.ppf(0.975, max(within.df, 1))
+        q = dist.t_ppf(0.975, max(within.df, 1))
         est = float(within.gamma[i])
         out["terms"][name] = {
             "estimate": est,
             "se": se,
             "ci_low": est - q * se,
             "ci_high": est + q * se,
-            "p": float(2 * stats.t.sf(abs(est) / se, max(within.df, 1))) if se > 0 else None,
+            "p": float(2 * dist.t_sf(abs(est) / se, max(within.df, 1))) if se > 0 else None,
             "how": "within sets (replicates at different times)",
         }
     for name in within.between:

@@ -16,9 +16,8 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy import stats
-from scipy.optimize import curve_fit
 
+from perflab.analysis import dist
 from perflab.analysis.data import Dataset
 
 #: Metrics where larger is better; for the others (times) speed-up is base ÷ level.
@@ -66,7 +65,7 @@ def mean_ci(
     se = float(np.std(values, ddof=1)) / math.sqrt(len(values))
     if se == 0:
         return m, m, m
-    lo, hi = stats.t.interval(0.95, len(values) - 1, loc=m, scale=se)
+    lo, hi = dist.t_interval(0.95, len(values) - 1, loc=m, scale=se)
     return m, float(lo if floor is None else max(lo, floor)), float(hi)
 
 
@@ -189,6 +188,8 @@ def usl_fit(level: np.ndarray, y: np.ndarray, higher_better: bool) -> dict[str, 
     None with fewer than 3 levels or when the fit fails."""
     if len(np.unique(level)) < 3 or np.any(level <= 0) or np.any(y <= 0):
         return None
+    from scipy.optimize import curve_fit  # 0.5 s of imports, only for sweeps
+
     x = y if higher_better else 1.0 / y
     scale = float(np.mean(x[level == level.min()])) / float(level.min())
     try:

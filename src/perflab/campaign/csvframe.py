@@ -32,6 +32,10 @@ INT_METRICS = ("tasks", "peak_rss_bytes", "ctx_switches", "write_bytes", "log_by
 #: The ISO-8601 forms taken column-wise; anything else goes to the row-by-row parser.
 ISO_RE = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?$"
 TEXT_COLUMNS = ("run_id", "timestamp", "status", "treatments")
+#: perflab's own timestamps (d: a digit), read by integer arithmetic.
+PERFLAB_ISO = "dddd-dd-ddTdd:dd:dd.ddd+00:00"
+#: Where year, month, day, hour, minute, second and millisecond sit among its digits.
+_ISO_FIELDS = ((0, 4), (4, 6), (6, 8), (8, 10), (10, 12), (12, 14), (14, 17))
 
 
 class _RowByRow(Exception):
@@ -89,22 +93,44 @@ def _table(path: Path, delimiter: str, header: list[str], factor_cols: list[str]
         )
     except (pa.ArrowInvalid, OSError):
         raise _RowByRow from None
-    # A line of empty cells is skipped, as read_csv skips it.
-    empty = table.columns[0].is_null()
-    for col in table.columns[1:]:
-        empty = pc.and_(empty, col.is_null())
-    if pc.any(empty).as_py():
-        table = table.filter(pc.invert(empty))
+    # A line of empty cells is skipped, as read_csv skips it (none if a column has no empty).
+    if table.num_rows and table.columns[0].null_count:
+        empty = table.columns[0].is_null()
+        for col in table.columns[1:]:
+            empty = pc.and_(empty, col.is_null())
+        if pc.any(empty).as_py():
+            table = table.filter(pc.invert(empty))
     if table.num_rows == 0:
         raise _RowByRow
     for name in TEXT_COLUMNS:
         # read_csv strips every cell: a padded one is left to it
         if (
             name in header
+            and _maybe_padded(table[name])
             and not pc.all(pc.equal(table[name], pc.utf8_trim_whitespace(table[name]))).as_py()
         ):
             raise _RowByRow
     return table
+
+
+def _maybe_padded(col: pa.ChunkedArray) -> bool:
+    """Whether a cell may start or end with whitespace: its first or last byte is a space, a
+    control or not ASCII (every whitespace character is one of those). Reads the string
+    buffers; only a column with such a byte needs the exact (and 20x dearer) comparison."""
+    for chunk in col.chunks:
+        if chunk.type != pa.string() or len(chunk) == 0:
+            return chunk.type != pa.string()
+        _, offsets, data = chunk.buffers()
+        off = np.frombuffer(offsets, np.int32, len(chunk) + 1, chunk.offset * 4)
+        start, end = off[:-1], off[1:]
+        some = end > start
+        if data is None or not some.any():
+            continue
+        raw = np.frombuffer(data, np.uint8)
+        ends = np.concatenate([raw[start[some]], raw[end[some] - 1]])
+        if ((ends <= 0x20) | (ends >= 0x7F)).any():
+            return True
+    return False
 
 
 def _columnwise(path: Path, metric: str) -> pd.DataFrame:
@@ -177,14 +203,57 @@ def _timestamps(table: pa.Table) -> np.ndarray:
         whole = np.floor(num)
         micros = whole.astype(np.int64) * 1_000_000 + np.rint((num - whole) * 1e6).astype(np.int64)
     else:
-        if not pc.all(pc.match_substring_regex(ts, ISO_RE)).as_py():
-            raise _RowByRow
-        try:
-            dt = pd.to_datetime(ts.to_pandas(), format="ISO8601", utc=True)
-        except (ValueError, TypeError, OverflowError):
-            raise _RowByRow from None
-        micros = dt.dt.tz_convert(None).to_numpy().astype("datetime64[us]").view(np.int64)
+        micros = _perflab_iso(ts)
+        if micros is None:
+            micros = _any_iso(ts)
     return (micros // 1000 * 1000) / 1e6
+
+
+def _any_iso(ts: pa.ChunkedArray) -> np.ndarray:
+    if not pc.all(pc.match_substring_regex(ts, ISO_RE)).as_py():
+        raise _RowByRow
+    try:
+        dt = pd.to_datetime(ts.to_pandas(), format="ISO8601", utc=True)
+    except (ValueError, TypeError, OverflowError):
+        raise _RowByRow from None
+    return np.asarray(dt.dt.tz_convert(None).to_numpy().astype("datetime64[us]").view(np.int64))
+
+
+def _perflab_iso(ts: pa.ChunkedArray) -> np.ndarray | None:
+    """Microseconds since the epoch when every cell is ``YYYY-MM-DDTHH:MM:SS.mmm+00:00`` (as
+    perflab writes them) with a valid date and time within pandas' range; else None (the
+    general path decides). Integer arithmetic on the bytes: what ``_any_iso`` gives, 10x
+    cheaper."""
+    arr = ts.combine_chunks()
+    n, width = len(arr), len(PERFLAB_ISO)
+    if arr.type != pa.string() or arr.null_count or n == 0:
+        return None
+    _, offsets, data = arr.buffers()
+    off = np.frombuffer(offsets, np.int32, n + 1, arr.offset * 4)
+    if off[-1] - off[0] != n * width or not (np.diff(off) == width).all():
+        return None
+    raw = np.frombuffer(data, np.uint8, n * width, int(off[0])).reshape(n, width)
+    layout = np.frombuffer(PERFLAB_ISO.encode(), np.uint8)
+    digit = np.flatnonzero(layout == ord("d"))
+    other = np.flatnonzero(layout != ord("d"))
+    d = raw - np.uint8(ord("0"))  # a non-digit wraps around to above 9
+    if (raw[:, other] != layout[other]).any() or (d[:, digit] > 9).any():
+        return None
+    num = []
+    for a, b in _ISO_FIELDS:
+        v = np.zeros(n, np.int64)
+        for i in digit[a:b]:
+            v = v * 10 + d[:, i]
+        num.append(v)
+    year, month, day, hour, minute, sec, milli = num
+    if not ((year >= 1678) & (year <= 2261) & (month >= 1) & (month <= 12)).all():
+        return None
+    first = (year - 1970).astype("datetime64[Y]") + (month - 1).astype("timedelta64[M]")
+    last_day = ((first + 1).astype("datetime64[D]") - first.astype("datetime64[D]")).view(np.int64)
+    if not ((day >= 1) & (day <= last_day) & (hour < 24) & (minute < 60) & (sec < 60)).all():
+        return None
+    days = first.astype("datetime64[D]").view(np.int64) + day - 1
+    return (days * 86400 + hour * 3600 + minute * 60 + sec) * 1_000_000 + milli * 1000
 
 
 def _factors(
@@ -218,7 +287,7 @@ def _same_sets(given: pa.ChunkedArray, strings: np.ndarray, inverse: np.ndarray)
     codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
     texts = enc.dictionary.to_pylist()
     m = len(strings)
-    pairs = np.unique(codes * m + inverse)
+    pairs = pd.unique(codes * m + inverse)  # hashed: the order does not matter here
     return all(texts[c] == strings[i] for c, i in zip(pairs // m, pairs % m, strict=True))
 
 
@@ -252,10 +321,14 @@ def _joined(x: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
         keys: np.ndarray = np.zeros(n, np.int64)
         for j in range(k):
             keys |= x[:, j].astype(np.int64) << j
+        # hashed, in order of first appearance (5x cheaper than sorting; any order will do)
+        inverse, uniq = pd.factorize(keys)
+        first = np.empty(len(uniq), np.int64)
+        first[inverse[::-1]] = np.arange(n - 1, -1, -1)
     else:
         packed = np.ascontiguousarray(np.packbits(x.astype(bool), axis=1))
         keys = packed.view(np.dtype((np.void, packed.shape[1])))[:, 0]
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     rows = x[first].astype(bool).tolist()
     strings = np.array([",".join(compress(names, r)) for r in rows], dtype=object)
     return strings, np.ravel(inverse)

@@ -7,7 +7,10 @@ not measured (it is recorded); 2 bad input; 3 an internal error (traceback in a 
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
+import re
 import sys
 import tempfile
 import time
@@ -27,9 +30,33 @@ from perflab.files import perflab_home
 err_console = Console(stderr=True)
 
 
+#: A verb a module of this package declares: ``@main.command("name")`` / ``@main.group()``
+#: followed by its function (click names it after the function).
+_VERB = re.compile(
+    r'^@main\.(?:command|group)\(\s*(?:"([\w-]+)")?.*?^def (\w+)', re.MULTILINE | re.DOTALL
+)
+
+
 class PerflabGroup(click.Group):
     """Turns every error into one line on stderr and its exit code: PerflabError 2 (or 1 for
-    an InfraError), Ctrl-C 130, anything unexpected 3 with the traceback written to a file."""
+    an InfraError), Ctrl-C 130, anything unexpected 3 with the traceback written to a file.
+
+    Verbs are loaded lazily: each module of ``perflab.cli`` adds its verbs to this group when
+    imported, and a verb's module is imported only when that verb runs (help and unknown
+    names import them all), so ``perflab analyze`` does not import ``compare``, ``tune`` or
+    ``zoo``. A new verb group is still one new file."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            for module in _verb_modules().get(cmd_name, []):
+                importlib.import_module(module)
+            if cmd_name not in self.commands:
+                _import_all()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        _import_all()
+        return super().list_commands(ctx)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -52,6 +79,29 @@ class PerflabGroup(click.Group):
                 err=True,
             )
             sys.exit(INTERNAL_ERROR)
+
+
+def _modules() -> list[str]:
+    here = Path(__file__).parent
+    return [f"perflab.cli.{m.name}" for m in pkgutil.iter_modules([str(here)])]
+
+
+def _verb_modules() -> dict[str, list[str]]:
+    """Verb name -> the modules whose source declares it (a guess from the text: a name missed
+    here only costs importing every module)."""
+    out: dict[str, list[str]] = {}
+    here = Path(__file__).parent
+    for module in _modules():
+        text = (here / f"{module.rsplit('.', 1)[1]}.py").read_text()
+        for given, func in _VERB.findall(text):
+            name = given or func.lower().replace("_", "-")
+            out.setdefault(name, []).append(module)
+    return out
+
+
+def _import_all() -> None:
+    for module in _modules():
+        importlib.import_module(module)
 
 
 def _one_line(text: str) -> str:

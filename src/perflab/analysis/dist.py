@@ -1,0 +1,104 @@
+"""The t and F tails and quantiles the analysis needs, from ``scipy.special``.
+
+``scipy.stats`` costs 1-2.5 s to import on a busy machine (it builds every distribution's
+docstring); the analysis needs five functions of it. Each one here returns what the
+``scipy.stats`` call it replaces returns, bit for bit, including its edge cases (bad degrees
+of freedom, infinite or NaN arguments): it calls the same ``scipy.special`` function the
+distribution object calls and applies the same conditions around it
+(``tests/analysis/test_fast_paths.py`` compares them).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+
+def t_sf(x: Any, df: Any) -> Any:
+    """``scipy.stats.t.sf(x, df)``."""
+    x, df = np.asarray(x, float), np.asarray(df, float)
+    ok = df > 0
+    out = np.where(ok & np.isfinite(x), special.stdtr(df, -x), 0.0)
+    out = np.where(ok & (x == -np.inf), 1.0, out)
+    return _scalar(np.where(~ok | np.isnan(x), np.nan, out))
+
+
+def t_cdf(x: Any, df: Any) -> Any:
+    """``scipy.stats.t.cdf(x, df)``."""
+    x, df = np.asarray(x, float), np.asarray(df, float)
+    ok = df > 0
+    out = np.where(ok & np.isfinite(x), special.stdtr(df, x), 0.0)
+    out = np.where(ok & (x == np.inf), 1.0, out)
+    return _scalar(np.where(~ok | np.isnan(x), np.nan, out))
+
+
+def t_ppf(q: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    """``scipy.stats.t.ppf(q, df, loc, scale)``."""
+    q, df = np.asarray(q, float), np.asarray(df, float)
+    loc, scale = np.asarray(loc, float), np.asarray(scale, float)
+    ok = (df > 0) & (scale > 0) & (loc == loc)
+    with np.errstate(invalid="ignore"):  # inf * 0 where the scale is bad (NaN there anyway)
+        out = np.where(ok & (q > 0) & (q < 1), special.stdtrit(df, q) * scale + loc, np.nan)
+        out = np.where(ok & (q == 0), -np.inf * scale + loc, out)
+        out = np.where(ok & (q == 1), np.inf * scale + loc, out)
+    return _scalar(out)
+
+
+def t_interval(confidence: float, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> tuple[Any, Any]:
+    """``scipy.stats.t.interval(confidence, df, loc, scale)``."""
+    if not 0 <= confidence <= 1:
+        raise ValueError("confidence must be in [0, 1]")
+    alpha = np.asarray(confidence)
+    return t_ppf((1.0 - alpha) / 2, df, loc, scale), t_ppf((1.0 + alpha) / 2, df, loc, scale)
+
+
+def f_sf(x: Any, dfn: Any, dfd: Any) -> Any:
+    """``scipy.stats.f.sf(x, dfn, dfd)``."""
+    x, dfn, dfd = np.asarray(x, float), np.asarray(dfn, float), np.asarray(dfd, float)
+    ok = (dfn > 0) & (dfd > 0)
+    inside = ok & (x > 0) & (x < np.inf)
+    with np.errstate(invalid="ignore"):
+        out = np.where(inside, special.fdtrc(dfn, dfd, np.where(inside, x, 1.0)), 0.0)
+    out = np.where(ok & (x <= 0), 1.0, out)
+    return _scalar(np.where(~ok | np.isnan(x), np.nan, out))
+
+
+def welch_p(a: np.ndarray, b: np.ndarray) -> float:
+    """The two-sided p of ``scipy.stats.ttest_ind(a, b, equal_var=False)`` (1-D, two or more
+    values each), with its warning when the values are nearly identical."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    (m1, v1), (m2, v2) = _mean_var(a), _mean_var(b)
+    n1, n2 = a.shape[0], b.shape[0]
+    vn1, vn2 = v1 / n1, v2 / n2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = (vn1 + vn2) ** 2 / (vn1**2 / (n1 - 1) + vn2**2 / (n2 - 1))
+        df = np.where(np.isnan(df), 1.0, df)
+        t = np.divide(m1 - m2, np.sqrt(vn1 + vn2))
+    return float(2 * special.stdtr(df, -np.abs(t)))
+
+
+def _mean_var(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and the ddof=1 variance, computed as scipy.stats' ``_var`` does."""
+    mean = np.mean(a, axis=0, keepdims=True)
+    dev = a - mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.max(np.abs(dev), axis=0, keepdims=True) / np.abs(mean)
+        if np.any((rel < np.finfo(float).eps * 10) & (a.shape[0] > 1)):
+            warnings.warn(
+                "Precision loss occurred in moment calculation due to catastrophic "
+                "cancellation. This occurs when the data are nearly identical. Results may be "
+                "unreliable.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        var = np.mean(dev**2, axis=0)
+        n = np.asarray(a.shape[0], dtype=float)
+        var *= n / (n - 1)
+    return np.mean(a, axis=0), var
+
+
+def _scalar(out: np.ndarray) -> Any:
+    return out[()] if out.ndim == 0 else out
