@@ -22,7 +22,7 @@ from perflab.compare.stats import (
     Decision,
     abba,
     decide,
-    geo_mean_ci,
+    location,
     looks,
     recommend_n,
 )
@@ -57,14 +57,7 @@ class Side:
         out["command"] = self.spec.command
         out["env"] = self.records[0].env if self.records else {}
         if self.values:
-            gm, lo, hi = geo_mean_ci(self.values)
-            out.update(
-                geo_mean=gm,
-                ci_low=lo,
-                ci_high=hi,
-                median=statistics.median(self.values),
-                values=self.values,
-            )
+            out.update(location(self.values), values=self.values)
             if len(self.values) > 1:
                 out["cv"] = statistics.stdev(self.values) / statistics.fmean(self.values)
         return out

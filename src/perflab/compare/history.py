@@ -9,7 +9,6 @@ visiting every release in a fresh random order, so drift spreads over all releas
 from __future__ import annotations
 
 import random
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 from perflab.compare.changepoints import ChangePoint, change_points
 from perflab.compare.gate import metric_value
-from perflab.compare.stats import geo_mean_ci
+from perflab.compare.stats import location
 from perflab.errors import PerflabError
 from perflab.factors.venvs import check_requirement
 from perflab.run.measure import measure
@@ -39,9 +38,7 @@ class Release:
             "failed": sum(r.status != "ok" for r in self.records),
             "values": self.values,
         }
-        if self.values:
-            gm, lo, hi = geo_mean_ci(self.values)
-            out.update(geo_mean=gm, ci_low=lo, ci_high=hi, median=statistics.median(self.values))
+        out.update(location(self.values))
         errors = [r.error for r in self.records if r.status != "ok" and r.error]
         if errors:
             out["error"] = errors[-1][-400:]

@@ -228,3 +228,11 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     """Exact binomial CI of a rate k/n."""
     ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
     return float(ci.low), float(ci.high)
+
+
+def location(values: Sequence[float]) -> dict[str, float]:
+    """A sample's geometric mean with its 95 % BCa CI, and its median (empty if no values)."""
+    if not values:
+        return {}
+    gm, lo, hi = geo_mean_ci(values)
+    return {"geo_mean": gm, "ci_low": lo, "ci_high": hi, "median": float(np.median(values))}
