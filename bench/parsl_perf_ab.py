@@ -7,7 +7,13 @@ variation, and the ratio perflab / parsl-perf: the geometric mean of the per-pai
 a 95% confidence interval from the t distribution of the log ratios (and a percentile
 bootstrap as a check). Goal: the CI lies above 0.98, or includes 1.0 with width <= 0.06.
 
-    .venv/bin/python bench/parsl_perf_ab.py [--pairs 12] [--time 5]
+    .venv/bin/python bench/parsl_perf_ab.py [--pairs 12] [--time 5] [--out pairs.jsonl]
+        [--until-width 0.06 --max-pairs 100]
+
+``--out`` appends each pair as a JSON line and a rerun resumes from it, so a long measurement
+survives a stop. ``--until-width`` keeps adding pairs past ``--pairs`` until the CI is that
+narrow (or ``--max-pairs``): stopping on the interval's width, never on its position, keeps
+the interval's coverage.
 """
 
 from __future__ import annotations
@@ -94,15 +100,34 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=12)
     ap.add_argument("--time", type=float, default=5.0)
+    ap.add_argument("--out", type=Path, help="append pairs here (JSON lines); resume from it")
+    ap.add_argument("--until-width", type=float, help="add pairs until the CI is this narrow")
+    ap.add_argument("--max-pairs", type=int, default=100)
     args = ap.parse_args()
+    a: list[float] = []
+    b: list[float] = []
+    if args.out and args.out.exists():
+        for line in args.out.read_text().splitlines():
+            rec = json.loads(line)
+            a.append(rec["parsl_perf"])
+            b.append(rec["perflab"])
+        print(f"resumed {len(a)} pairs from {args.out}")
+
+    def more() -> bool:
+        if len(a) < args.pairs:
+            return True
+        if args.until_width is None or len(a) >= args.max_pairs:
+            return False
+        _, lo, hi, _, _ = ratio_ci(a, b)
+        return hi - lo > args.until_width
+
     with tempfile.TemporaryDirectory() as d:
         work = Path(d)
         cfg = work / "htex_local.py"
         cfg.write_text(CONFIG)
-        a: list[float] = []
-        b: list[float] = []
         print(f"{'pair':>4} {'parsl-perf':>12} {'perflab':>12} {'ratio':>7}  (tasks/s)")
-        for i in range(args.pairs):
+        while more():
+            i = len(a)
             # alternate which side goes first, so neither always runs on a warmer machine
             if i % 2 == 0:
                 a.append(parsl_perf(cfg, args.time, work))
@@ -111,6 +136,9 @@ def main() -> None:
                 b.append(perflab(cfg, args.time, work))
                 a.append(parsl_perf(cfg, args.time, work))
             print(f"{i + 1:>4} {a[-1]:>12.1f} {b[-1]:>12.1f} {b[-1] / a[-1]:>7.3f}", flush=True)
+            if args.out:
+                with args.out.open("a") as f:
+                    f.write(json.dumps({"parsl_perf": a[-1], "perflab": b[-1]}) + "\n")
     g, lo, hi, blo, bhi = ratio_ci(a, b)
     ma, mb = statistics.median(a), statistics.median(b)
     print(f"median  parsl-perf {ma:.1f} (CV {cv(a):.1%})  perflab {mb:.1f} (CV {cv(b):.1%})")

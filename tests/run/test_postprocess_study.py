@@ -15,6 +15,7 @@ from perflab.studies.postprocess import (
     design,
     gain_at_base,
     model_errors,
+    point_errors,
     report,
     summarize,
 )
@@ -47,6 +48,7 @@ def _rows(gain: float) -> list[dict]:
                 "status": "ok",
                 "makespan_s": y,
                 "model_by_policy": model,
+                "model_makespan_s": model[p.policy],
                 "model_error": model[p.policy] / y - 1,
             }
         )
@@ -112,3 +114,23 @@ def test_model_errors_are_split_by_policy() -> None:
     errs = model_errors(_rows(0.1))["cf-processes"]
     assert set(errs["by_policy"]) == {"retrieve-one", "drain-many"}
     assert sum(e["runs"] for e in errs["by_policy"].values()) == errs["runs"]
+
+
+def test_point_errors_compare_mean_prediction_with_mean_makespan() -> None:
+    rows = _rows(0.1)
+    # one point's runs: 20 % too fast and 20 % too slow, so its mean is the model's
+    first = (rows[0]["policy"], *(rows[0][k] for k in ("tasks", "concurrency", "task_s", "pp_s")))
+    same = [
+        r
+        for r in rows
+        if (r["policy"], r["tasks"], r["concurrency"], r["task_s"], r["pp_s"]) == first
+    ]
+    assert len(same) % 2 == 0
+    for r, f in zip(same, [1.2, 0.8] * len(same), strict=False):
+        r["makespan_s"] = r["model_makespan_s"] * f
+        r["model_error"] = 1 / f - 1
+    errs = model_errors(rows)["cf-processes"]
+    assert errs["within_10pct"] < 1.0  # those runs miss by 17-25 %
+    assert errs["by_point"]["within_10pct"] == 1.0
+    assert abs(errs["by_point"]["worst"]) < 0.03
+    assert errs["by_point"]["runs"] == len(point_errors(rows))

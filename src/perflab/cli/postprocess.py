@@ -93,7 +93,9 @@ def _text(summary: dict) -> str:
         lines.append(
             f"{engine}: model error median {100 * e['median']:+.1f}%, 5..95% "
             f"{100 * e['p5']:+.1f}..{100 * e['p95']:+.1f}%, within 10%: "
-            f"{100 * e['within_10pct']:.0f}% of {e['runs']} runs"
+            f"{100 * e['within_10pct']:.0f}% of {e['runs']} runs, "
+            f"{100 * e['by_point']['within_10pct']:.0f}% of {e['by_point']['runs']} points "
+            f"(worst point {100 * e['by_point']['worst']:+.1f}%)"
         )
     lines += [f"chart: {p}" for p in summary["charts"]]
     return "\n".join(lines)

@@ -212,7 +212,8 @@ def _base_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def error_spread(errs: list[float]) -> dict[str, Any]:
-    """Median, 5-95 % range, mean absolute value and share within 10 % of relative errors."""
+    """Median, 5-95 % range, mean absolute value, the largest in magnitude and the share within
+    10 % of relative errors."""
     errs = sorted(errs)
     q = statistics.quantiles(errs, n=20) if len(errs) > 1 else [errs[0]] * 19
     return {
@@ -221,13 +222,28 @@ def error_spread(errs: list[float]) -> dict[str, Any]:
         "p5": q[0],
         "p95": q[-1],
         "mean_abs": statistics.fmean(abs(e) for e in errs),
+        "worst": max(errs, key=abs),
         "within_10pct": sum(abs(e) <= 0.10 for e in errs) / len(errs),
     }
 
 
+def point_errors(rows: list[dict[str, Any]]) -> list[float]:
+    """The model's relative error at each distinct point (policy and parameters): the mean
+    prediction over the point's runs against their mean makespan."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["policy"], *(r[k] for k in CHARTS)), []).append(r)
+    return [
+        statistics.fmean(r["model_makespan_s"] for r in rs)
+        / statistics.fmean(r["makespan_s"] for r in rs)
+        - 1.0
+        for rs in groups.values()
+    ]
+
+
 def model_errors(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Distribution of the model's relative error over every ok run, per engine, and per
-    policy within it (``by_policy``)."""
+    """Distribution of the model's relative error over every ok run, per engine, per policy
+    within it (``by_policy``), and over the distinct points (``by_point``)."""
     out: dict[str, Any] = {}
     for engine in sorted({r["engine"] for r in rows}):
         ok = [r for r in rows if r["engine"] == engine and r["status"] == "ok"]
@@ -235,6 +251,7 @@ def model_errors(rows: list[dict[str, Any]]) -> dict[str, Any]:
             continue
         out[engine] = {
             **error_spread([r["model_error"] for r in ok]),
+            "by_point": error_spread(point_errors(ok)),
             "by_policy": {
                 pol: error_spread([r["model_error"] for r in ok if r["policy"] == pol])
                 for pol in POLICIES
