@@ -119,13 +119,8 @@ def test_model_errors_are_split_by_policy() -> None:
 def test_point_errors_compare_mean_prediction_with_mean_makespan() -> None:
     rows = _rows(0.1)
     # one point's runs: 20 % too fast and 20 % too slow, so its mean is the model's
-    first = (rows[0]["policy"], *(rows[0][k] for k in ("tasks", "concurrency", "task_s", "pp_s")))
-    same = [
-        r
-        for r in rows
-        if (r["policy"], r["tasks"], r["concurrency"], r["task_s"], r["pp_s"]) == first
-    ]
-    assert len(same) % 2 == 0
+    same = [r for r in rows if all(r[k] == rows[0][k] for k in ("policy", *LEVELS))]
+    assert len(same) >= 2 and len(same) % 2 == 0
     for r, f in zip(same, [1.2, 0.8] * len(same), strict=False):
         r["makespan_s"] = r["model_makespan_s"] * f
         r["model_error"] = 1 / f - 1
