@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -92,8 +94,26 @@ class ParslEngine(Engine):
         config = load_config_file(self.parsl_config) if self.parsl_config else self.build_config()
         config.run_dir = str(self.run_dir / "runinfo")
         self.tune(config)
+        began = time.monotonic()
         self.dfk = parsl.load(config)
+        self._launch_initial_blocks(time.monotonic() - began)
         self._apps: dict[Callable[..., Any], Any] = {}
+
+    def _launch_initial_blocks(self, load_s: float) -> None:
+        """Start the provider's ``init_blocks`` now rather than at Parsl's first useful
+        strategy tick, one ``strategy_period`` (5 s by default) after load: nothing is
+        measured before the workers are up, but every run used to wait for that tick.
+
+        The poller's thread ticks at load and then every period; polling once here, well
+        inside the first period, cannot overlap its next tick, and that tick then finds the
+        blocks launched. Releases whose poller differs are left to their own timing.
+        """
+        poller = getattr(self.dfk, "job_status_poller", None)
+        poll = getattr(poller, "poll", None)
+        period = getattr(self.dfk.config, "strategy_period", 0)
+        if poll is None or inspect.signature(poll).parameters or load_s > period / 2:
+            return
+        poll()
 
     def tune(self, config: Any) -> None:
         """Apply explicitly given options to a user-supplied config (hook for subclasses)."""
