@@ -21,7 +21,15 @@ from perflab.compare.calibrate import calibrate_values, load, save, signature
 from perflab.compare.changepoints import change_points
 from perflab.compare.history import History, Release, history_figure
 from perflab.compare.render import history_html, history_markdown
-from perflab.compare.stats import abba, decide, looks, recommend_n, sequential
+from perflab.compare.stats import (
+    abba,
+    decide,
+    look_levels,
+    looks,
+    pair_sd,
+    recommend_n,
+    sequential,
+)
 from perflab.run.spec import RunSpec
 
 
@@ -82,6 +90,53 @@ def test_abba_order_and_looks() -> None:
     assert ks[0] == 4 and ks[-1] == 40 and ks == sorted(set(ks)) and len(ks) <= 8
     assert looks(4, 4) == [4]
     assert recommend_n(0.2, 0.1, 0.01) > recommend_n(0.05, 0.1, 0.01) >= 4
+
+
+def test_look_levels_add_up_to_alpha_and_keep_most_for_the_last_look() -> None:
+    levels = look_levels(4, 40, 0.01)
+    assert list(levels) == looks(4, 40) and math.isclose(sum(levels.values()), 0.01)
+    assert levels[40] == 0.008 and max(v for k, v in levels.items() if k < 40) < 0.001
+    assert look_levels(4, 40, 0.01, sequential=False) == {40: 0.01}
+
+
+def drifting(rng: np.random.Generator, n: int, step: float, jitter: float) -> np.ndarray:
+    """Log run times of a host whose speed wanders (a random walk) under per-run jitter."""
+    return np.cumsum(rng.normal(0, step, n)) + rng.normal(0, jitter, n)
+
+
+def test_paired_gate_keeps_its_error_rate_and_gains_power_under_drift() -> None:
+    """Synthetic truth, 300 seeds: a host drifting like this VM's (sd of the walk's step
+    0.06, jitter 0.08). Each comparison draws 2n runs in ABBA order; B is 10 % slower or
+    the same. The paired gate must keep the false-alarm rate at alpha and its CI's coverage
+    at nominal, and detect the slowdown more often than the Welch gate on the same runs."""
+    n, alpha, seeds = 16, 0.05, 300
+    order = abba(n)
+    counts = {"paired": [0, 0], "welch": [0, 0]}  # [false alarms, detections]
+    covered = 0
+    for seed in range(seeds):
+        logs = drifting(np.random.default_rng(seed), 2 * n, 0.06, 0.08)
+        a = np.exp([x for x, s in zip(logs, order, strict=True) if s == "A"])
+        b = np.exp([x for x, s in zip(logs, order, strict=True) if s == "B"])
+        for paired, key in ((True, "paired"), (False, "welch")):
+            same = decide(a, b, alpha=alpha, paired=paired)
+            slow = decide(a, b * 1.1, alpha=alpha, paired=paired)
+            counts[key][0] += same.different
+            counts[key][1] += slow.verdict == "slower"
+            if paired:
+                covered += slow.ci_low <= 1.1 <= slow.ci_high
+    # P(more than 27 alarms in 300 | rate 5 %) < 1 %
+    assert counts["paired"][0] <= 27
+    assert covered / seeds >= 0.9  # nominal 95 %; 0.9 is > 3 binomial sd below it
+    assert counts["paired"][1] > counts["welch"][1] + 30
+    assert counts["paired"][1] / seeds > 0.5
+
+
+def test_pair_sd_sees_the_noise_a_paired_gate_sees() -> None:
+    rng = np.random.default_rng(9)
+    walk = np.exp(drifting(rng, 400, 0.06, 0.01))
+    assert pair_sd(list(walk)) < 0.5 * float(np.log(walk).std(ddof=1))
+    assert pair_sd([1.0, 2.0]) == 0.0  # one pair: no spread to measure
+    assert recommend_n(0.1, 0.1, 0.01, paired=True) < recommend_n(0.1, 0.1, 0.01)
 
 
 def test_sequential_stops_early_when_decided_and_keeps_its_false_alarm_rate() -> None:

@@ -148,6 +148,12 @@ def gate_metric(o: dict[str, Any], by: str | None) -> str:
 )
 @click.option("--fixed", is_flag=True, help="Always make --runs runs per side (no early stop).")
 @click.option(
+    "--unpaired",
+    is_flag=True,
+    help="Welch t-test with a BCa bootstrap CI instead of the paired t-test on neighbouring "
+    "A/B runs (use it when one side's run can change the next run of the other).",
+)
+@click.option(
     "--markdown",
     "markdown_path",
     type=click.Path(),
@@ -158,6 +164,7 @@ def compare(
     runs: int | None,
     min_runs: int,
     fixed: bool,
+    unpaired: bool,
     markdown_path: str | None,
     threshold: float,
     alpha: float,
@@ -189,6 +196,7 @@ def compare(
         source,
         sequential=not fixed,
         progress=progress,
+        paired=not unpaired,
     )
     if result.identical and asked_ab:
         result.notes.append("A and B are identical: this was an A/A comparison")

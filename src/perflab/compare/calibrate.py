@@ -2,7 +2,8 @@
 
 ``calibrate`` measures N identical runs (an A/A experiment), then replays the sequential gate
 on that noise: each simulated comparison takes a contiguous window of the runs in time order
-(so drift and load swings are kept as they happened), labels them ABBA…, and asks the gate.
+(so drift and load swings are kept as they happened), labels them ABBA…, and asks the gate
+(paired, as ``compare`` runs it: the noise that counts is a pair's log difference).
 The share of "faster"/"slower" verdicts is the false-alarm rate; the same windows with B made
 ``effect`` slower give the detection rate. The result is stored and used by ``compare`` to
 choose how many runs to make.
@@ -26,7 +27,8 @@ import numpy as np
 from perflab.compare.stats import (
     HIGHER_IS_BETTER,
     clopper_pearson,
-    looks,
+    look_levels,
+    pair_sd,
     recommend_n,
     sequential,
 )
@@ -61,6 +63,8 @@ class Calibration:
     detection_ci: tuple[float, float]
     measured_at: str = ""
     verdicts: dict[str, int] = field(default_factory=dict)
+    #: sd of the log difference of neighbouring runs: the noise the paired gate sees.
+    sigma_pair_log: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,12 +103,12 @@ def noise(values: list[float]) -> tuple[float, float, float]:
     return sigma, cv, lag1 if math.isfinite(lag1) else 0.0
 
 
-def choose_n(sigma_log: float, effect: float, alpha: float, n_min: int) -> int:
-    """Runs per side that detect ``effect`` with 80 % power at the gate's per-look level."""
+def choose_n(sigma_pair_log: float, effect: float, alpha: float, n_min: int) -> int:
+    """Runs per side that detect ``effect`` with 80 % power at the paired gate's last look."""
     n = N_FLOOR
-    for _ in range(5):  # the per-look level depends on n through the number of looks
-        level = alpha / len(looks(n_min, n))
-        n = min(N_CAP, max(N_FLOOR, recommend_n(sigma_log, effect, level)))
+    for _ in range(5):  # the last look's level depends on n through the number of looks
+        level = look_levels(n_min, n, alpha)[n]
+        n = min(N_CAP, max(N_FLOOR, recommend_n(sigma_pair_log, effect, level, paired=True)))
     return n
 
 
@@ -165,7 +169,8 @@ def calibrate_values(
         )
     effect = 2 * threshold if effect is None else effect
     sigma, cv, lag1 = noise(values)
-    n = choose_n(sigma, effect, alpha, n_min)
+    sigma_pair = pair_sd(values)
+    n = choose_n(sigma_pair, effect, alpha, n_min)
     hib = sig["metric"] in HIGHER_IS_BETTER
     counts, detected = simulate(values, n_min, n, threshold, alpha, effect, hib, sims)
     false = counts.get("faster", 0) + counts.get("slower", 0)
@@ -190,6 +195,7 @@ def calibrate_values(
         detection_ci=clopper_pearson(detected, sims),
         measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         verdicts=counts,
+        sigma_pair_log=sigma_pair,
     )
 
 

@@ -23,7 +23,7 @@ from perflab.compare.stats import (
     abba,
     decide,
     location,
-    looks,
+    look_levels,
     recommend_n,
 )
 from perflab.errors import PerflabError
@@ -75,6 +75,7 @@ class Comparison:
     n_source: str
     identical: bool
     alpha: float = 0.01
+    paired: bool = True
     failed: RunRecord | None = None
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -101,6 +102,7 @@ class Comparison:
             "n_max": self.n_max,
             "n_source": self.n_source,
             "alpha": self.alpha,
+            "test": "paired t" if self.paired else "Welch t",
             "identical": self.identical,
             "failed": None
             if self.failed is None
@@ -136,17 +138,18 @@ def run_compare(
     n_source: str = "default",
     sequential: bool = True,
     progress: Callable[[str, int, int, Side], None] | None = None,
+    paired: bool = True,
 ) -> Comparison:
-    """Measure A and B in ABBA order, looking after each block (from ``n_min`` runs per side,
-    at alpha ÷ looks each) until decided or ``n_max``; without ``sequential`` only at n_max."""
+    """Measure A and B in ABBA order, looking at block ends (from ``n_min`` runs per side, at
+    the levels of ``look_levels``) until decided or ``n_max``; without ``sequential`` only at
+    n_max. ``paired`` tests A's i-th run against B's i-th, its neighbour in the ABBA order."""
     if not 0 < threshold < 1:
         raise PerflabError(f"--threshold must be between 0 and 1 (got {threshold})")
     if not 0 < alpha < 0.5:
         raise PerflabError(f"--alpha must be between 0 and 0.5 (got {alpha})")
     if n_max < 2:
         raise PerflabError(f"--runs must be at least 2 per side (got {n_max})")
-    ks = looks(n_min, n_max) if sequential else [n_max]
-    level = alpha / len(ks)
+    levels = look_levels(n_min, n_max, alpha, sequential)
     cmp = Comparison(
         a,
         b,
@@ -158,6 +161,7 @@ def run_compare(
         n_source,
         same_spec(a.spec, b.spec),
         alpha,
+        paired,
     )
     t0 = time.monotonic()
     for i, label in enumerate(abba(n_max)):
@@ -174,23 +178,31 @@ def run_compare(
             break
         side.values.append(value)
         n = len(a.values)
-        if n == len(b.values) and n in ks and not any(lk["n"] == n for lk in cmp.looks):
-            cmp.decision = decide(a.values, b.values, threshold, level, metric in HIGHER_IS_BETTER)
+        if n == len(b.values) and n in levels and not any(lk["n"] == n for lk in cmp.looks):
+            cmp.decision = decide(
+                a.values, b.values, threshold, levels[n], metric in HIGHER_IS_BETTER, paired=paired
+            )
             cmp.looks.append({"n": n, **cmp.decision.to_dict()})
             if cmp.decision.decided or n >= n_max:
                 break
     cmp.elapsed_s = time.monotonic() - t0
     if cmp.decision is not None and not cmp.decision.decided:
-        cmp.notes.append(_noise_note(a.values, b.values, threshold, level))
+        cmp.notes.append(_noise_note(a.values, b.values, threshold, levels[n_max], paired))
     return cmp
 
 
-def _noise_note(a: list[float], b: list[float], threshold: float, level: float) -> str:
+def _noise_note(
+    a: list[float], b: list[float], threshold: float, level: float, paired: bool
+) -> str:
     """Why it stayed inconclusive: the noise measured, and the runs it would take."""
-    sigma = float(np.sqrt((np.var(np.log(a), ddof=1) + np.var(np.log(b), ddof=1)) / 2))
-    need = recommend_n(sigma, 2 * threshold, level)
+    la, lb = np.log(a), np.log(b)
+    if paired:
+        sigma, what = float(np.std(lb - la, ddof=1)), "a pair's log difference"
+    else:
+        sigma, what = float(np.sqrt((np.var(la, ddof=1) + np.var(lb, ddof=1)) / 2)), "log of a run"
+    need = recommend_n(sigma, 2 * threshold, level, paired=paired)
     return (
-        f"inconclusive at {len(a)} runs per side: sd(log) of a run is {sigma:.3f} here, so "
+        f"inconclusive at {len(a)} runs per side: the sd of {what} is {sigma:.3f} here, so "
         f"telling a {2 * threshold:.0%} change takes about {need} runs per side "
         "(see `perflab calibrate`; `--by cpu_us_per_task` is often far less noisy)"
     )

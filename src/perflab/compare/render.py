@@ -74,11 +74,16 @@ def print_comparison(c: Comparison, console: Console | None = None) -> None:
     verdict = "failed" if c.failed else (c.decision.verdict if c.decision else "inconclusive")
     console.print(f"{ICON.get(verdict, '')} {escape(headline(c))}")
     console.print(
-        f"[dim]{len(c.looks)} look(s), at most {c.n_max} runs per side ({c.n_source}); "
+        f"[dim]{_test(c)}, {len(c.looks)} look(s), at most {c.n_max} runs per side "
+        f"({c.n_source}); "
         f"{c.elapsed_s:.0f} s[/dim]"
     )
     for note in c.notes:
         console.print(f"[yellow]note[/yellow]: {escape(note)}")
+
+
+def _test(c: Comparison) -> str:
+    return "paired t-test" if c.paired else "Welch t-test"
 
 
 def markdown(c: Comparison) -> str:
@@ -102,8 +107,8 @@ def markdown(c: Comparison) -> str:
         )
     lines += [
         "",
-        f"Runs interleaved ABBA, {len(c.looks)} look(s), at most {c.n_max} per side "
-        f"({c.n_source}); false-alarm rate ≤ {c.alpha:.0%} over all looks (Bonferroni). "
+        f"Runs interleaved ABBA, {_test(c)}, {len(c.looks)} look(s), at most {c.n_max} per "
+        f"side ({c.n_source}); false-alarm rate ≤ {c.alpha:.0%} over all looks (Bonferroni). "
         "Regression = B slower beyond the threshold.",
         *[f"> note: {n}" for n in c.notes],
         "",
@@ -117,7 +122,8 @@ def print_calibration(cal: Calibration, path: Path, console: Console | None = No
     dlo, dhi = cal.detection_ci
     console.print(
         f"{len(cal.values)} identical runs of {cal.metric}: CV {cal.cv:.1%}, sd(log) "
-        f"{cal.sigma_log:.3f}, lag-1 autocorrelation {cal.lag1:+.2f}"
+        f"{cal.sigma_log:.3f}, lag-1 autocorrelation {cal.lag1:+.2f}; sd of a neighbouring "
+        f"pair's log difference (what the paired gate sees) {cal.sigma_pair_log:.3f}"
     )
     console.print(
         f"recommended runs per side: {cal.recommended_n} (to detect {cal.effect:.0%} with 80 % "

@@ -1,8 +1,14 @@
 """The gate's statistics: is B faster, slower, or no different from A beyond a threshold?
 
 Runs are compared on the log scale (a ratio of run times is what stays comparable across
-machines and loads): the estimate is the ratio of geometric means B / A, with a BCa bootstrap
-CI (scipy.stats.bootstrap) and a Welch t-test on the logs for the p-value.
+machines and loads): the estimate is the ratio of geometric means B / A.
+
+* **Paired** (the gate's default): the ABBA order puts A's i-th run next to B's i-th run, so
+  each pair shares the machine's state of that moment. The test is a one-sample t-test on the
+  pairs' log differences, with its t interval (scipy). On a shared host whose speed drifts
+  slowly, the pair difference cancels the drift that an unpaired test counts as noise.
+* **Unpaired** (Welch): a Welch t-test on the logs, with a BCa bootstrap CI
+  (scipy.stats.bootstrap). Used where samples are not paired (releases in a history).
 """
 
 from __future__ import annotations
@@ -93,6 +99,19 @@ def welch_p(la: np.ndarray, lb: np.ndarray) -> float:
     return p if math.isfinite(p) else 1.0
 
 
+def paired_test(la: np.ndarray, lb: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """(p, CI low, CI high) of the mean pair difference log B − log A: a one-sample t-test and
+    its t interval, so the CI excludes 0 exactly when p < 1 − confidence. Constant
+    differences give the point and p 1 (all zero) or 0."""
+    diff = lb - la
+    d = float(diff.mean())
+    if np.ptp(diff) == 0:
+        return (1.0 if d == 0 else 0.0), d, d
+    res = stats.ttest_1samp(diff, 0.0)
+    ci = res.confidence_interval(confidence_level=confidence)
+    return float(res.pvalue), float(ci.low), float(ci.high)
+
+
 def decide(
     a: Sequence[float],
     b: Sequence[float],
@@ -100,21 +119,29 @@ def decide(
     alpha: float = 0.01,
     higher_is_better: bool = False,
     seed: int = 0,
+    paired: bool = False,
 ) -> Decision:
     """Compare samples ``a`` (baseline) and ``b`` (candidate) of a positive metric.
 
-    * ``slower``/``faster``: Welch p < alpha, the (1 − alpha) BCa CI of the ratio excludes 1,
-      and the estimate is beyond the practical threshold (default 5 %) in that direction —
-      asv's rule (significance *and* a minimum factor), so tiny real changes never fail a gate.
+    * ``slower``/``faster``: p < alpha, the (1 − alpha) CI of the ratio excludes 1, and the
+      estimate is beyond the practical threshold (default 5 %) in that direction — asv's rule
+      (significance *and* a minimum factor), so tiny real changes never fail a gate.
     * ``no difference``: the CI lies within ±threshold (equivalence is shown).
     * ``inconclusive``: neither, yet — more runs are needed to tell.
+
+    ``paired``: ``a[i]`` and ``b[i]`` were measured side by side (see the module docstring).
     """
     if len(a) < 2 or len(b) < 2:
         raise ValueError("each side needs at least 2 runs")
+    if paired and len(a) != len(b):
+        raise ValueError("a paired comparison needs as many runs on each side")
     la, lb = np.log(np.asarray(a, float)), np.log(np.asarray(b, float))
     d = float(lb.mean() - la.mean())
-    lo, hi = log_ratio_ci(la, lb, 1 - alpha, seed)
-    p = welch_p(la, lb)
+    if paired:
+        p, lo, hi = paired_test(la, lb, 1 - alpha)
+    else:
+        lo, hi = log_ratio_ci(la, lb, 1 - alpha, seed)
+        p = welch_p(la, lb)
     bound = math.log1p(threshold)
     worse = -d if higher_is_better else d
     significant = p < alpha and (lo > 0 or hi < 0)
@@ -150,8 +177,7 @@ def abba(n_per_side: int) -> list[str]:
 
 def looks(n_min: int, n_max: int) -> list[int]:
     """Runs per side at which the sequential gate looks: from ``n_min``, each look about
-    1.5× the last (at ABBA block ends, so even), and ``n_max`` last. Few looks keep the
-    Bonferroni split of alpha mild."""
+    1.5× the last (at ABBA block ends, so even), and ``n_max`` last."""
     n_min = max(2, min(n_min, n_max))
     ks = []
     k = n_min
@@ -159,6 +185,26 @@ def looks(n_min: int, n_max: int) -> list[int]:
         ks.append(k)
         k = max(k + 2, 2 * math.ceil(k * 1.5 / 2))
     return [*ks, n_max]
+
+
+#: Share of alpha spent on the early looks together; the last look gets the rest.
+EARLY_SHARE = 0.2
+
+
+def look_levels(n_min: int, n_max: int, alpha: float, sequential: bool = True) -> dict[int, float]:
+    """Each look's runs per side → the level it is tested at.
+
+    The levels add up to alpha, so by the union bound the false-alarm rate of the whole
+    sequence stays at most alpha however early it stops (a Bonferroni split). The split is
+    weighted to the last look, in the spirit of Haybittle–Peto: early looks share
+    ``EARLY_SHARE`` of alpha and stop only on clear changes; the last look, where a
+    comparison that needed every run ends, keeps most of the power.
+    """
+    ks = looks(n_min, n_max) if sequential else [n_max]
+    if len(ks) == 1:
+        return {n_max: alpha}
+    early = alpha * EARLY_SHARE / (len(ks) - 1)
+    return {**{k: early for k in ks[:-1]}, n_max: alpha * (1 - EARLY_SHARE)}
 
 
 def sequential(
@@ -169,16 +215,12 @@ def sequential(
     threshold: float = 0.05,
     alpha: float = 0.01,
     higher_is_better: bool = False,
-    seed: int = 0,
+    paired: bool = True,
 ) -> tuple[Decision, list[float], list[float]]:
-    """Run A and B interleaved (ABBA) and look after each block from ``n_min`` runs per side,
-    stopping as soon as the verdict is decided, or at ``n_max``.
-
-    Each look is tested at alpha ÷ (number of looks) (Bonferroni), so the false-alarm rate of
-    the whole sequence stays at most alpha however early it stops.
-    """
-    ks = looks(n_min, n_max)
-    level = alpha / len(ks)
+    """Run A and B interleaved (ABBA) and look at the ends of blocks from ``n_min`` runs per
+    side (at the levels of ``look_levels``), stopping as soon as the verdict is decided, or
+    at ``n_max``. The gate's own loop over real runs is ``perflab.compare.gate``."""
+    levels = look_levels(n_min, n_max, alpha)
     a: list[float] = []
     b: list[float] = []
     decision: Decision | None = None
@@ -187,19 +229,33 @@ def sequential(
             a.append(run_a())
         elif side == "B" and len(b) < n_max:
             b.append(run_b())
-        if len(a) == len(b) and len(a) in ks and (decision is None or decision.n_a < len(a)):
-            decision = decide(a, b, threshold, level, higher_is_better, seed)
-            if decision.decided or len(a) >= n_max:
+        n = len(a)
+        if n == len(b) and n in levels and (decision is None or decision.n_a < n):
+            decision = decide(a, b, threshold, levels[n], higher_is_better, paired=paired)
+            if decision.decided or n >= n_max:
                 break
     assert decision is not None
     return decision, a, b
 
 
-def recommend_n(sigma_log: float, effect: float, alpha: float, power: float = 0.8) -> int:
-    """Runs per side for a two-sample test on logs at level ``alpha`` to detect a ratio of
-    1 + ``effect`` with the given power (normal approximation), at least 4."""
+def recommend_n(
+    sigma_log: float, effect: float, alpha: float, power: float = 0.8, paired: bool = False
+) -> int:
+    """Runs per side to detect a ratio of 1 + ``effect`` with the given power at level
+    ``alpha`` (normal approximation), at least 4. Unpaired, ``sigma_log`` is the sd of one
+    run's log; paired, the sd of a pair's log difference."""
     z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
-    return max(4, math.ceil(2 * (z * sigma_log / math.log1p(effect)) ** 2))
+    k = 1 if paired else 2
+    return max(4, math.ceil(k * (z * sigma_log / math.log1p(effect)) ** 2))
+
+
+def pair_sd(values: Sequence[float]) -> float:
+    """sd of the log differences of consecutive pairs (x1 − x0, x3 − x2, …) of runs in time
+    order: the noise a paired comparison sees on this sequence (0 with fewer than 2 pairs)."""
+    logs = np.log(np.asarray(values, float))
+    m = len(logs) // 2 * 2
+    diffs = logs[1:m:2] - logs[0:m:2]
+    return float(diffs.std(ddof=1)) if len(diffs) > 1 else 0.0
 
 
 def geo_mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
