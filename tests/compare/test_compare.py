@@ -257,7 +257,13 @@ def test_compare_faster_is_exit_0_and_identical_sides_warn(tmp_path: Path) -> No
         home=home,
     )
     assert res.exit_code == 0, res.stderr
-    assert json.loads(res.stdout)["verdict"] == "faster"
+    out = json.loads(res.stdout)
+    assert out["verdict"] == "faster" and out["test"] == "paired t"
+    welch = cli(
+        "compare", "--command-a", "echo 100", "--command-b", "echo 80", "--runs", "2",
+        "--unpaired", "--json", home=home,
+    )  # fmt: skip
+    assert json.loads(welch.stdout)["test"] == "Welch t", welch.stderr
     same = cli(
         "compare",
         "--command",

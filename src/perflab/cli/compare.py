@@ -172,10 +172,10 @@ def compare(
     as_json: bool,
     **o: Any,
 ) -> None:
-    """Would B help or hinder? Runs A and B interleaved (ABBA) until decided; prints each
-    side, the ratio B/A with a CI, a p-value and a verdict: faster, slower, no difference,
-    or inconclusive. Exit 0 no regression, 1 regression (B slower, or a run failed), 2 bad
-    input."""
+    """Would B help or hinder? Runs A and B interleaved (ABBA) until decided, testing each A
+    run against its neighbouring B run (paired); prints each side, the ratio B/A with a CI, a
+    p-value and a verdict: faster, slower, no difference, or inconclusive. Exit 0 no
+    regression, 1 regression (B slower, or a run failed), 2 bad input."""
     metric = gate_metric(o, by_metric)
     a, b = (Side(s.upper(), side_spec(o, s)) for s in ("a", "b"))
     asked_ab = any(o.get(f"side_{k}_{s}") for k in SIDE_KEYS for s in ("a", "b"))
