@@ -53,12 +53,13 @@ def timed(src: Path, args: list[str]) -> tuple[float, float]:
 
 
 def interval(ratios: list[float]) -> str:
+    """Geometric mean of the ratios with the t interval of their logs."""
     logs = np.log(ratios)
-    m = float(logs.mean())
+    m = float(np.exp(logs.mean()))
     if len(logs) < 2:
-        return f"{np.exp(m):.3f}"
-    half = float(stats.t.ppf(0.975, len(logs) - 1) * logs.std(ddof=1) / np.sqrt(len(logs)))
-    return f"{np.exp(m):.3f} (95 % CI {np.exp(m - half):.3f}-{np.exp(m + half):.3f})"
+        return f"{m:.3f}"
+    ci = stats.ttest_1samp(logs, 0.0).confidence_interval(0.95)
+    return f"{m:.3f} (95 % CI {np.exp(ci.low):.3f}-{np.exp(ci.high):.3f})"
 
 
 def main() -> None:

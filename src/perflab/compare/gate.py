@@ -81,6 +81,11 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def test(self) -> str:
+        """The test that decided: the paired t-test on neighbouring runs, or Welch's."""
+        return "paired t" if self.paired else "Welch t"
+
+    @property
     def regression(self) -> bool:
         return self.failed is not None or (
             self.decision is not None and self.decision.verdict == "slower"
@@ -102,7 +107,7 @@ class Comparison:
             "n_max": self.n_max,
             "n_source": self.n_source,
             "alpha": self.alpha,
-            "test": "paired t" if self.paired else "Welch t",
+            "test": self.test,
             "identical": self.identical,
             "failed": None
             if self.failed is None

@@ -74,16 +74,12 @@ def print_comparison(c: Comparison, console: Console | None = None) -> None:
     verdict = "failed" if c.failed else (c.decision.verdict if c.decision else "inconclusive")
     console.print(f"{ICON.get(verdict, '')} {escape(headline(c))}")
     console.print(
-        f"[dim]{_test(c)}, {len(c.looks)} look(s), at most {c.n_max} runs per side "
+        f"[dim]{c.test}-test, {len(c.looks)} look(s), at most {c.n_max} runs per side "
         f"({c.n_source}); "
         f"{c.elapsed_s:.0f} s[/dim]"
     )
     for note in c.notes:
         console.print(f"[yellow]note[/yellow]: {escape(note)}")
-
-
-def _test(c: Comparison) -> str:
-    return "paired t-test" if c.paired else "Welch t-test"
 
 
 def markdown(c: Comparison) -> str:
@@ -107,7 +103,7 @@ def markdown(c: Comparison) -> str:
         )
     lines += [
         "",
-        f"Runs interleaved ABBA, {_test(c)}, {len(c.looks)} look(s), at most {c.n_max} per "
+        f"Runs interleaved ABBA, {c.test}-test, {len(c.looks)} look(s), at most {c.n_max} per "
         f"side ({c.n_source}); false-alarm rate ≤ {c.alpha:.0%} over all looks (Bonferroni). "
         "Regression = B slower beyond the threshold.",
         *[f"> note: {n}" for n in c.notes],
