@@ -280,6 +280,20 @@ def test_compare_faster_is_exit_0_and_identical_sides_warn(tmp_path: Path) -> No
     assert json.loads(same.stdout)["identical"] is True
 
 
+def test_a_failed_run_stops_the_comparison_as_a_regression_with_its_cause(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    res = cli(
+        "compare", "--command-a", "echo 100", "--command-b", "sh -c 'exit 3'", "--runs", "4",
+        "--json", home=home,
+    )  # fmt: skip
+    assert res.exit_code == 1, res.stderr
+    out = json.loads(res.stdout)
+    assert out["verdict"] == "failed" and out["regression"] is True and out["decision"] is None
+    assert out["failed"]["error"] and out["b"]["n"] == 0 and out["a"]["n"] == 1
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

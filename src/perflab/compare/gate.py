@@ -20,12 +20,11 @@ import numpy as np
 from perflab.compare.stats import (
     HIGHER_IS_BETTER,
     Decision,
-    abba,
-    decide,
     location,
     look_levels,
     recommend_n,
 )
+from perflab.compare.stats import sequential as run_sequence
 from perflab.errors import PerflabError
 from perflab.run.measure import measure
 from perflab.run.record import RunRecord
@@ -169,31 +168,52 @@ def run_compare(
         paired,
     )
     t0 = time.monotonic()
-    for i, label in enumerate(abba(n_max)):
-        side = a if label == "A" else b
-        if len(side.values) >= n_max:
-            continue
-        if progress:
-            progress(label, i + 1, 2 * n_max, side)
-        rec = measure(side.spec)
-        side.records.append(rec)
-        value = metric_value(rec, metric) if rec.status == "ok" else None
-        if value is None or not value > 0 or not math.isfinite(value):
-            cmp.failed = rec if rec.status != "ok" else _no_metric(rec, metric)
-            break
-        side.values.append(value)
-        n = len(a.values)
-        if n == len(b.values) and n in levels and not any(lk["n"] == n for lk in cmp.looks):
-            cmp.decision = decide(
-                a.values, b.values, threshold, levels[n], metric in HIGHER_IS_BETTER, paired=paired
-            )
-            cmp.looks.append({"n": n, **cmp.decision.to_dict()})
-            if cmp.decision.decided or n >= n_max:
-                break
+
+    def runner(side: Side) -> Callable[[], float]:
+        def run() -> float:
+            if progress:
+                progress(side.label, len(a.values) + len(b.values) + 1, 2 * n_max, side)
+            rec = measure(side.spec)
+            side.records.append(rec)
+            value = metric_value(rec, metric) if rec.status == "ok" else None
+            if value is None or not value > 0 or not math.isfinite(value):
+                raise _RunFailed(rec if rec.status != "ok" else _no_metric(rec, metric))
+            side.values.append(value)
+            return value
+
+        return run
+
+    def on_look(decision: Decision) -> None:
+        cmp.decision = decision
+        cmp.looks.append({"n": decision.n_a, **decision.to_dict()})
+
+    try:
+        run_sequence(
+            runner(a),
+            runner(b),
+            n_min,
+            n_max,
+            threshold,
+            alpha,
+            metric in HIGHER_IS_BETTER,
+            paired,
+            early_stop=sequential,
+            on_look=on_look,
+        )
+    except _RunFailed as stop:
+        cmp.failed = stop.record
     cmp.elapsed_s = time.monotonic() - t0
     if cmp.decision is not None and not cmp.decision.decided:
         cmp.notes.append(_noise_note(a.values, b.values, threshold, levels[n_max], paired))
     return cmp
+
+
+class _RunFailed(Exception):
+    """A run failed or gave no usable value: the comparison stops on it."""
+
+    def __init__(self, record: RunRecord) -> None:
+        super().__init__(record.error)
+        self.record = record
 
 
 def _noise_note(

@@ -216,11 +216,14 @@ def sequential(
     alpha: float = 0.01,
     higher_is_better: bool = False,
     paired: bool = True,
+    early_stop: bool = True,
+    on_look: Callable[[Decision], None] | None = None,
 ) -> tuple[Decision, list[float], list[float]]:
     """Run A and B interleaved (ABBA) and look at the ends of blocks from ``n_min`` runs per
     side (at the levels of ``look_levels``), stopping as soon as the verdict is decided, or
-    at ``n_max``. The gate's own loop over real runs is ``perflab.compare.gate``."""
-    levels = look_levels(n_min, n_max, alpha)
+    at ``n_max``; without ``early_stop`` only at ``n_max``. ``on_look`` sees every look's
+    decision; an exception from a run ends the sequence (the gate's failed run)."""
+    levels = look_levels(n_min, n_max, alpha, early_stop)
     a: list[float] = []
     b: list[float] = []
     decision: Decision | None = None
@@ -232,6 +235,8 @@ def sequential(
         n = len(a)
         if n == len(b) and n in levels and (decision is None or decision.n_a < n):
             decision = decide(a, b, threshold, levels[n], higher_is_better, paired=paired)
+            if on_look:
+                on_look(decision)
             if decision.decided or n >= n_max:
                 break
     assert decision is not None
