@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, perflab
+from contracts import REL, contract_diffs
 from perflab.analysis import analyze
 from perflab.campaign.dataset import export, import_csv
 from perflab.campaign.source import load
@@ -73,18 +74,57 @@ def key_paths(obj: object, prefix: str = "") -> set[str]:
     return out
 
 
-def test_contracts_are_unchanged_on_a_fixed_dataset(tmp_path: Path) -> None:
-    """tests/golden/ was written by the code before: the analysis JSON, the exported CSV and a
-    run record's JSON must come out byte for byte the same.  The analysis JSON was rewritten
-    once by issue 10 (set-level inference); every key of the JSON before it
-    (analysis_v0.json) must still be there: keys are added, never removed."""
+def _golden_analysis() -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = analyze(load(str(GOLDEN / "dataset.csv")), seed=0, n_boot=200)
-    text = json.dumps(a.to_json(), default=float, indent=1)
-    assert text == (GOLDEN / "analysis.json").read_text()
+    return json.loads(json.dumps(a.to_json(), default=float))
+
+
+def test_the_golden_comparison_fails_on_a_removed_key_or_a_moved_number() -> None:
+    golden = json.loads((GOLDEN / "analysis.json").read_text())
+    assert contract_diffs(golden, golden) == []
+    removed = json.loads(json.dumps(golden))
+    key = next(iter(removed))
+    del removed[key]
+    assert contract_diffs(removed, golden) == [f"$.{key}: missing"]
+    # the first float of the JSON, moved by ten times the tolerance, and by a tenth of it
+    for factor, caught in ((10 * REL, True), (REL / 10, False)):
+        moved = json.loads(json.dumps(golden))
+        path = _first_float(moved)
+        assert path is not None
+        holder, k = path
+        holder[k] = holder[k] * (1 + factor) if holder[k] else factor
+        assert bool(contract_diffs(moved, golden)) is caught
+    retyped = json.loads(json.dumps(golden))
+    holder, k = _first_float(retyped) or ({}, "")
+    holder[k] = str(holder[k])
+    assert "expected, got str" in contract_diffs(retyped, golden)[0]
+
+
+def _first_float(obj: object) -> tuple[dict | list, object] | None:
+    items = (
+        obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else []
+    )
+    for k, v in items:
+        if isinstance(v, float) and v != 0.0:
+            return obj, k  # type: ignore[return-value]
+        found = _first_float(v)
+        if found:
+            return found
+    return None
+
+
+def test_contracts_are_unchanged_on_a_fixed_dataset(tmp_path: Path) -> None:
+    """tests/golden/ was written by the code before: the analysis JSON must keep its keys,
+    value types and numbers (to a relative 1e-9: floating-point sums differ between CPUs);
+    the exported CSV and a run record's JSON, which do no arithmetic, byte for byte.  The
+    analysis JSON was rewritten once by issue 10 (set-level inference); every key of the JSON
+    before it (analysis_v0.json) must still be there: keys are added, never removed."""
+    a = _golden_analysis()
+    assert contract_diffs(a, json.loads((GOLDEN / "analysis.json").read_text())) == []
     before = key_paths(json.loads((GOLDEN / "analysis_v0.json").read_text()))
-    after = key_paths(a.to_json())
+    after = key_paths(a)
     # keys inside a list that is empty here (no noisy set on this dataset) cannot show
     missing = {p for p in before - after if p.split("[]")[0] not in after}
     assert missing == set()
