@@ -24,6 +24,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from perflab.display import guard_streams
 from perflab.errors import INTERNAL_ERROR, PerflabError
 from perflab.files import perflab_home
 
@@ -57,6 +58,12 @@ class PerflabGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         _import_all()
         return super().list_commands(ctx)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # Whatever a verb prints may hold other people's strings (imported treatment levels,
+        # a store's errors): no escape sequence of theirs reaches the user's terminal.
+        guard_streams()
+        return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -115,9 +122,11 @@ def _write_traceback() -> str:
     for folder in (perflab_home() / "crash", Path(tempfile.gettempdir())):
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"perflab-crash-{stamp}-{os.getpid()}.txt"
-            path.write_text(f"perflab {' '.join(sys.argv[1:])}\n{text}")
-            return str(path)
+            # mkstemp: O_EXCL, 0600, an unguessable name (the fallback is the shared /tmp)
+            fd, path = tempfile.mkstemp(prefix=f"perflab-crash-{stamp}-", suffix=".txt", dir=folder)
+            with os.fdopen(fd, "w") as f:
+                f.write(f"perflab {' '.join(sys.argv[1:])}\n{text}")
+            return path
         except OSError:
             continue
     return "nowhere (no writable folder); rerun with PERFLAB_HOME set"

@@ -13,6 +13,7 @@ from perflab.compare.calibrate import Calibration
 from perflab.compare.gate import Comparison
 from perflab.compare.history import History
 from perflab.compare.stats import HIGHER_IS_BETTER
+from perflab.display import CSP_META
 
 ICON = {"faster": "✅", "slower": "❌", "no difference": "➖", "inconclusive": "❔", "failed": "💥"}
 
@@ -215,7 +216,8 @@ def history_html(h: History, png: bytes | None) -> str:
     points = "".join(f"<li>{e(line)}</li>" for line in change_point_lines(h))
     title = f"perflab history: {h.package}, {h.metric} per release"
     return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{e(title)}</title>'
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{CSP_META}'
+        f"<title>{e(title)}</title>"
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
         "td,th{padding:.2em .8em;text-align:right}td:first-child{text-align:left}"
         "img{max-width:100%}</style></head><body>"
