@@ -5,14 +5,21 @@ class whose ``name`` attribute is its public name (written once). The registry i
 module of its package the first time it is asked for a name, so no ``__init__`` lists the
 plugins; installed distributions can add plugins through the entry-point group
 ``perflab.<kind>`` (e.g. ``perflab.engine``).
+
+Asked for one name, the registry first imports only the modules whose source declares it: a
+run's child may live in a private venv of another release that lacks what other plugins
+import (numpy, say), and must still find its own engine and workload.  A module that fails
+to import is skipped and named when a name is not found.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Iterable, Iterator
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from perflab.errors import PerflabError
@@ -30,6 +37,8 @@ class Registry(Generic[T]):
         self.instantiate = instantiate
         self._items: dict[str, T] = {}
         self._discovered = package is None
+        #: Plugin modules that failed to import, with why (named when a name is missing).
+        self.broken: dict[str, str] = {}
 
     def register(self, obj: Any) -> Any:
         """Class decorator: registers ``obj`` under ``obj.name``; returns the class."""
@@ -45,25 +54,55 @@ class Registry(Generic[T]):
         self._items[name] = obj
         return obj
 
+    def _modules(self) -> list[tuple[str, Path]]:
+        """The plugin modules of the package: (module name, source file)."""
+        assert self.package is not None
+        pkg = importlib.import_module(self.package)
+        return [
+            (f"{self.package}.{m.name}", Path(m.module_finder.path) / f"{m.name}.py")  # type: ignore[union-attr]
+            for m in pkgutil.iter_modules(pkg.__path__)
+            if not m.name.startswith("_") and m.name != "base"
+        ]
+
+    def _load(self, module: str) -> None:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:  # an optional dependency this environment lacks
+            self.broken[module.rsplit(".", 1)[1]] = f"{type(exc).__name__}: {exc}"
+
+    def _import_declaring(self, name: str) -> None:
+        """Import only the modules whose source says ``name = "<name>"`` (a cheap guess: a
+        miss costs the full discovery, never a wrong answer)."""
+        declares = re.compile(rf"""^\s+name\s*=\s*["']{re.escape(name)}["']""", re.MULTILINE)
+        for module, path in self._modules():
+            try:
+                text = path.read_text()
+            except OSError:
+                continue
+            if declares.search(text):
+                self._load(module)
+
     def _discover(self) -> None:
         if self._discovered:
             return
         self._discovered = True
-        assert self.package is not None
-        pkg = importlib.import_module(self.package)
-        for mod in pkgutil.iter_modules(pkg.__path__):
-            if not mod.name.startswith("_") and mod.name != "base":
-                importlib.import_module(f"{self.package}.{mod.name}")
+        for module, _ in self._modules():
+            self._load(module)
         for ep in entry_points(group=f"perflab.{self.kind.replace(' ', '_')}"):
             ep.load()
 
     def get(self, name: str) -> T:
-        self._discover()
+        if name not in self._items and not self._discovered:
+            self._import_declaring(name)
+        if name not in self._items:
+            self._discover()
         try:
             return self._items[name]
         except KeyError:
             known = ", ".join(self.names()) or "none"
-            raise PerflabError(f"unknown {self.kind} {name!r} (known: {known})") from None
+            broken = "; ".join(f"{m}: {why}" for m, why in sorted(self.broken.items()))
+            skipped = f"; not loaded here: {broken}" if broken else ""
+            raise PerflabError(f"unknown {self.kind} {name!r} (known: {known}{skipped})") from None
 
     def names(self) -> list[str]:
         self._discover()
