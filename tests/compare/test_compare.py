@@ -369,6 +369,21 @@ def test_history_figure_and_table_from_measured_values(tmp_path: Path) -> None:
         assert seen["errors"] == [] and "parsl" in seen["title"]
 
 
+def test_history_names_the_cause_of_a_release_s_failed_runs() -> None:
+    from perflab.run.record import RunRecord
+
+    failed = RunRecord(
+        run_id="r1", started_at="", ended_at="", target="parsl-htex", workload="noop",
+        status="failed",
+        error="Traceback (most recent call last):\n  File ...\n"
+        "ModuleNotFoundError: No module named 'numpy'\n",
+    )  # fmt: skip
+    releases = [Release("2025.12.1", RunSpec(), records=[failed]), Release("2026.6.1", RunSpec())]
+    md = history_markdown(History("parsl", "us_per_task", releases, [], 0.05, 0.05))
+    assert "2025.12.1: 1 failed run(s); cause: ModuleNotFoundError: No module named 'numpy'" in md
+    assert "2026.6.1:" not in md
+
+
 def test_history_bad_input_is_exit_2(tmp_path: Path) -> None:
     res = cli("history", "--versions", "2024.6.3", home=tmp_path)
     assert res.exit_code == 2 and "at least two" in res.stderr

@@ -150,6 +150,19 @@ def history_rows(h: History) -> list[tuple[str, str, str, str, str, str]]:
 HISTORY_COLUMNS = ("release", "n", "failed", "geo. mean", "95% CI", "vs previous")
 
 
+def failure_lines(h: History) -> list[str]:
+    """Each release with failed runs, and the cause: the last line of its last error (a
+    traceback's last line names what went wrong, e.g. a module the release's venv lacks)."""
+    out = []
+    for rel in h.releases:
+        s = rel.summary()
+        if s["failed"]:
+            lines = [ln.strip() for ln in str(s.get("error", "")).splitlines() if ln.strip()]
+            cause = lines[-1] if lines else "no error recorded"
+            out.append(f"{rel.version}: {s['failed']} failed run(s); cause: {cause}")
+    return out
+
+
 def change_point_lines(h: History) -> list[str]:
     """Each proposed change point, named by the releases around it, with the gate's verdict."""
     if not h.change_points:
@@ -174,6 +187,8 @@ def print_history(h: History, console: Console | None = None) -> None:
     for row in history_rows(h):
         table.add_row(*row)
     console.print(table)
+    for line in failure_lines(h):
+        console.print(f"[red]{escape(line)}[/red]")
     for line in change_point_lines(h):
         console.print(escape(line))
 
@@ -187,7 +202,7 @@ def history_markdown(h: History) -> str:
         "|---|" + "---:|" * (len(HISTORY_COLUMNS) - 1),
         *["| " + " | ".join(row) + " |" for row in history_rows(h)],
         "",
-        *[f"* {line}" for line in change_point_lines(h)],
+        *[f"* {line}" for line in failure_lines(h) + change_point_lines(h)],
         "",
         f"Geometric means with 95 % BCa intervals; change points from PELT, each checked by "
         f"the compare gate on the two releases around it (α {h.alpha:g} over all pairs, "
@@ -213,7 +228,7 @@ def history_html(h: History, png: bytes | None) -> str:
         if png
         else ""
     )
-    points = "".join(f"<li>{e(line)}</li>" for line in change_point_lines(h))
+    points = "".join(f"<li>{e(line)}</li>" for line in failure_lines(h) + change_point_lines(h))
     title = f"perflab history: {h.package}, {h.metric} per release"
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">{CSP_META}'
