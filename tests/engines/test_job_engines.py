@@ -184,3 +184,28 @@ def test_killed_run_leaves_no_sshd_or_redis(tmp_path: Path) -> None:
         while _mine(root) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _mine(root) == []
+
+
+@pytest.mark.parametrize("mode", ["raw", "wrapper"])
+def test_a_newline_in_an_argument_is_not_a_second_shell_request(tmp_path: Path, mode: str) -> None:
+    """The wrapper reads one request per line: a newline in a workload argument would start
+    a request of its own (issue 24), so it refuses control characters. The raw shell parses
+    the quoted newline as part of the word."""
+    pwned = tmp_path / "pwned"
+    spec = RunSpec(
+        target="shell",
+        workload="exec",
+        params={"executable": "/bin/echo", "args": f"'a\nRUN 99 touch {pwned} #'"},
+        tasks=1,
+        warmup=0,
+        engine_options={"mode": mode},
+        timeout_s=60,
+        run_root=str(tmp_path / "runs"),
+    )
+    rec = measure(spec)
+    assert not pwned.exists(), f"the argument ran as shell code (run: {rec.status})"
+    if mode == "raw":
+        assert rec.status == "ok", rec.error
+    else:
+        assert rec.status == "failed"
+        assert "control character" in (rec.error or "")

@@ -54,6 +54,20 @@ class JobEngine(Engine):
         return merged
 
 
+def check_words(engine: str, argv: list[str], why: str) -> list[str]:
+    """``argv`` if none of its words holds a control character (C0 or DEL), else a
+    PerflabError naming it and ``why`` the engine cannot carry one: a job system that reads
+    jobs as lines, or through a terminal, would take part of the word for a command."""
+    for word in argv:
+        bad = next((c for c in word if ord(c) < 0x20 or ord(c) == 0x7F), None)
+        if bad is not None:
+            raise PerflabError(
+                f"engine {engine!r}: job argument {word!r} holds a control character "
+                f"({bad!r}): {why}"
+            )
+    return argv
+
+
 def batch_result(
     n: int, t0: float, submitted: float, first: float | None, end: float
 ) -> dict[str, Any]:

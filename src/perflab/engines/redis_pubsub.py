@@ -6,10 +6,15 @@ attributes (``SET`` + ``PUBLISH``, see ``_redis_client``); a task is one event, 
 the listener has received it, so tasks/s is the seed's events/s. ``shards=K`` hashes the
 events over K channels with one listener thread (and connection) each: the seed's proposed
 fix for the plateau it traced to the single thread that monitors the channel.
+
+The server takes a random per-run password (see ``RedisServer``): the listener and the
+clients authenticate once per connection, so events forged by another local user neither
+count nor reach the listener, and the events themselves cost what they cost before.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -17,6 +22,7 @@ import time
 from typing import IO, Any, ClassVar
 
 from perflab.engines import ENGINES
+from perflab.engines._redis_client import PASSWORD_ENV
 from perflab.engines.base import Engine
 from perflab.engines.jobs import JobFailed, batch_result, count, shares
 from perflab.engines.loopback import RedisServer, stop_pids
@@ -69,7 +75,9 @@ class RedisPubSubEngine(Engine):
         subscribed.wait(timeout=30)
 
     def _listen(self, shard: int, subscribed: threading.Barrier) -> None:
-        conn = self.redis.Redis(host="127.0.0.1", port=self.server.port)
+        conn = self.redis.Redis(
+            host="127.0.0.1", port=self.server.port, password=self.server.password
+        )
         ps = conn.pubsub(ignore_subscribe_messages=True)
         ps.subscribe(f"perflab.events.{shard}")
         ps.get_message(timeout=5)
@@ -91,10 +99,14 @@ class RedisPubSubEngine(Engine):
 
     def _start_clients(self, nbytes: int) -> None:
         k, port = int(self.opts["shards"]), self.server.port
+        # the password in the clients' environment only (never on their command lines)
+        env = {**os.environ, PASSWORD_ENV: self.server.password}
         for cid in range(int(self.opts["clients"])):
             argv = [sys.executable, "-m", "perflab.engines._redis_client"]
             argv += [str(port), str(cid), str(k), str(nbytes)]
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+            )
             self.clients.append(proc)
         for proc in self.clients:
             if _readline(proc.stdout) != "ready":

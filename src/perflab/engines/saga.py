@@ -10,12 +10,20 @@ unreachable one), ``ssh_share`` (OpenSSH connection sharing: auto | no), ``until
 
 Service start-up (2-3 s each) happens in ``start()``, outside the measured window; wrapper
 state goes to the run directory (``RADICAL_BASE``), not to ``~/.radical``.
+
+Job command lines: saga's shell adaptor pastes a description's executable and arguments
+into a shell line as they are, and ``run_job(cmd)`` runs ``/bin/sh -c '<cmd>'``; each line
+is then typed into saga's wrapper shell through a pty. So each word of the workload's
+command is quoted (``job_words``, ``run_job_line``) and control characters, which the pty
+would act on, are refused: a ``--param args=`` value is arguments, never shell code.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import threading
@@ -27,7 +35,15 @@ from typing import Any, ClassVar
 import psutil
 
 from perflab.engines import ENGINES
-from perflab.engines.jobs import JobEngine, JobFailed, batch_result, choice, count, shares
+from perflab.engines.jobs import (
+    JobEngine,
+    JobFailed,
+    batch_result,
+    check_words,
+    choice,
+    count,
+    shares,
+)
 from perflab.engines.loopback import Sshd, stop_pids
 from perflab.errors import PerflabError
 from perflab.files import atomic_write
@@ -44,6 +60,31 @@ SETTLE_TIMEOUT_S = 120.0
 CLOSE_TIMEOUT_S = 10.0
 #: How long ``bash -i`` may take to start before saga's fork:// shell is called broken.
 SHELL_START_LIMIT_S = 20.0
+
+
+#: Characters a run_job line escapes: all but those that shlex.quote leaves bare.
+_SPECIAL = re.compile(r"[^\w@%+=:,./-]", re.ASCII)
+
+
+def job_words(argv: list[str]) -> list[str]:
+    """``argv`` as the executable and arguments of a saga job description: each one shell
+    word, since saga's shell adaptor joins them into a shell line unquoted."""
+    return [shlex.quote(w) for w in argv]
+
+
+def run_job_line(argv: list[str]) -> str:
+    """``argv`` as the command line for ``run_job``: saga runs it as ``/bin/sh -c '<line>'``
+    and "escapes" a single quote in it as ``\\\\'``, which ends the quoted string instead
+    (so ``shlex.join``'s quoting would break out). Every other special character is
+    escaped with a backslash (saga doubles backslashes for its two ``printf %b``); a word
+    holding a single quote cannot be carried and is refused."""
+    for word in argv:
+        if "'" in word:
+            raise PerflabError(
+                f"engine 'saga': mode=run_job cannot pass {word!r} (saga's run_job breaks "
+                "on a single quote); use mode=create_job"
+            )
+    return " ".join(_SPECIAL.sub(r"\\\g<0>", w) if w else '""' for w in argv)
 
 
 def _close(js: Any) -> None:
@@ -129,7 +170,7 @@ class SagaEngine(JobEngine):
         return m
 
     def start(self) -> None:
-        os.environ["RADICAL_BASE"] = str(self.run_dir / "radical")
+        os.environ["RADICAL_BASE"] = str(self.run_dir / "radical")  # a mark: see _leftovers
         os.environ["RADICAL_SAGA_PTY_SSH_TIMEOUT"] = str(SSH_TIMEOUT_S)
         os.environ["RADICAL_SAGA_PTY_SSH_SHAREMODE"] = str(self.opts["ssh_share"])
         self.sshds: list[Sshd] = []
@@ -169,30 +210,31 @@ class SagaEngine(JobEngine):
         except Exception as exc:  # saga raises its own hierarchy; keep its message
             raise JobFailed(f"job service {url} did not start: {exc}") from None
 
-    def _description(self, argv: list[str]) -> Any:
+    def _description(self, words: list[str]) -> Any:
+        """A job description of ``words`` (``job_words``: already quoted)."""
         jd = self.rs.job.Description()
-        jd.executable = argv[0]
-        jd.arguments = argv[1:]
+        jd.executable = words[0]
+        jd.arguments = words[1:]
         return jd
 
-    def _submit(self, js: Any, argv: list[str], k: int, out: dict[str, Any]) -> None:
-        """One service thread's share of a batch: ``k`` jobs in the engine's mode."""
+    def _submit(self, js: Any, words: list[str], k: int, out: dict[str, Any]) -> None:
+        """One service thread's share of a batch: ``k`` jobs in the engine's mode; ``words``
+        is the ``run_job`` line alone in that mode, else the quoted job words."""
         jobs: list[Any] = []
         mode = self.opts["mode"]
         if mode == "bulk":
             container = self.rs.job.Container()
             for _ in range(k):
-                container.add(js.create_job(self._description(argv)))
+                container.add(js.create_job(self._description(words)))
             container.run()
             jobs = list(container.get_tasks())
             _check_bulk(jobs)
         else:
-            cmd = " ".join(argv)
             for _ in range(k):
                 if mode == "run_job":
-                    jobs.append(js.run_job(cmd))
+                    jobs.append(js.run_job(words[0]))
                 else:
-                    job = js.create_job(self._description(argv))
+                    job = js.create_job(self._description(words))
                     job.run()
                     jobs.append(job)
                 out.setdefault("first", time.perf_counter())
@@ -206,12 +248,15 @@ class SagaEngine(JobEngine):
     def run_batch(self, workload: Workload, n: int) -> dict[str, Any] | None:
         argv = workload.command()
         assert argv is not None
+        check_words(self.name, argv, "saga types each job into a terminal, which acts on it")
+        # quoted once, before the window opens
+        words = [run_job_line(argv)] if self.opts["mode"] == "run_job" else job_words(argv)
         outs: list[dict[str, Any]] = [{} for _ in self.services]
         errors: list[BaseException] = []
 
         def work(i: int, k: int) -> None:
             try:
-                self._submit(self.services[i], argv, k, outs[i])
+                self._submit(self.services[i], words, k, outs[i])
             except BaseException as exc:  # reported below, with the service's URL
                 errors.append(JobFailed(f"{self.urls[i]}: {exc}"))
 
@@ -293,3 +338,22 @@ class SagaEngine(JobEngine):
         except psutil.Error:
             kids = []
         stop_pids(kids, first=signal.SIGHUP)
+        stop_pids(self._leftovers())
+
+    def _leftovers(self) -> list[int]:
+        """This user's processes that still carry this run's marks in their environment:
+        saga's wrapper double-forks its idle checker (a ``sleep``) and its job monitors, so
+        neither the walk over sshd's descendants nor the one over ours reaches them; they
+        would outlive the run (or keep a close() waiting). Marks: the sshd directory (sshd
+        sets it in every session) and, for fork://, this run's RADICAL_BASE."""
+        marks = {("PERFLAB_SSHD_DIR", str(s.workdir)) for s in getattr(self, "sshds", [])}
+        marks.add(("RADICAL_BASE", str(self.run_dir / "radical")))  # as start() sets it
+        uid, me, pids = os.getuid(), os.getpid(), []
+        for p in psutil.process_iter(["uids", "environ"]):
+            env, uids = p.info["environ"] or {}, p.info["uids"]
+            # another user's process is never ours to stop, whatever its environment says
+            if p.pid == me or uids is None or uids.real != uid:
+                continue
+            if any(env.get(name) == value for name, value in marks):
+                pids.append(p.pid)
+        return pids

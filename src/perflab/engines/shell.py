@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any, ClassVar
 
 from perflab.engines import ENGINES
-from perflab.engines.jobs import JobEngine, JobFailed, batch_result, choice
+from perflab.engines.jobs import JobEngine, JobFailed, batch_result, check_words, choice
 from perflab.engines.loopback import stop_pids
 from perflab.options import Opt
 from perflab.workloads.base import Workload
@@ -92,6 +92,8 @@ class ShellEngine(JobEngine):
     def run_batch(self, workload: Workload, n: int) -> dict[str, Any] | None:
         argv = workload.command()
         assert argv is not None
+        if self.mode == "wrapper":  # the raw shell parses a quoted newline as part of a word
+            check_words(self.name, argv, "the wrapper reads one job per line")
         cmd = shlex.join(argv)
         seqs = range(self.seq, self.seq + n)
         self.seq += n
