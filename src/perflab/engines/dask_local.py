@@ -1,4 +1,12 @@
-"""Dask distributed on a LocalCluster of worker processes."""
+"""Dask distributed on a LocalCluster of worker processes.
+
+The cluster admits only its own run: every connection is TLS with a throwaway certificate
+that both ends must present (``security=True``: Dask's ``Security.temporary()``), every
+listener is on 127.0.0.1, and the HTTP servers that Dask always starts (the scheduler's on
+the fixed port 8787 unless told otherwise) listen on a free loopback port and serve no
+route. Without this, any local user could connect a ``Client`` and ``run`` code on the
+workers as the perflab user.
+"""
 
 from __future__ import annotations
 
@@ -20,15 +28,20 @@ class DaskEngine(Engine):
     option_rules: ClassVar[dict[str, Opt]] = {"threads_per_worker": Opt(int, lo=1)}
 
     def start(self) -> None:
+        import dask
         from distributed import Client, LocalCluster
 
-        self.cluster = LocalCluster(
-            n_workers=int(self.opts["workers"]),
-            threads_per_worker=int(self.opts["threads_per_worker"]),
-            processes=True,
-            dashboard_address=None,
-            local_directory=str(self.run_dir / "dask"),
-        )
+        no_routes = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+        with dask.config.set(no_routes):
+            self.cluster = LocalCluster(
+                n_workers=int(self.opts["workers"]),
+                threads_per_worker=int(self.opts["threads_per_worker"]),
+                processes=True,
+                host="127.0.0.1",
+                security=True,
+                dashboard_address="127.0.0.1:0",
+                local_directory=str(self.run_dir / "dask"),
+            )
         self.client = Client(self.cluster)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
