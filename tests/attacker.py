@@ -8,6 +8,7 @@ while still root, then drops every privilege before it touches the target.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import subprocess
@@ -75,4 +76,5 @@ def listeners(root_pid: int) -> list[tuple[str, int, int]]:
 
 def public(socks: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     """The listeners that are not on loopback (0.0.0.0, [::] or a real interface)."""
-    return [s for s in socks if not (s[0].startswith("127.") or s[0] == "::1")]
+    return [s for s in socks if not ipaddress.ip_address(s[0].split("%")[0]).is_loopback
+            and not s[0].startswith("::ffff:127.")]  # fmt: skip

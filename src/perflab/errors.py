@@ -27,5 +27,14 @@ class InfraError(PerflabError):
     exit_code = 1
 
 
+def insecure_refusal(why: str) -> PerflabError:
+    """The one refusal of a run whose servers would admit other local users, naming the
+    opt-in (``why``: what would be open, e.g. "HTEX unencrypted (encrypted=false)")."""
+    return PerflabError(
+        f"refused: {why}, so any local user could run code as you while it runs; "
+        "pass --allow-insecure to accept that (docs/security.md)"
+    )
+
+
 #: Exit code of an unexpected internal error (a bug: please report it with the traceback).
 INTERNAL_ERROR = 3

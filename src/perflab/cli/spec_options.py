@@ -110,6 +110,13 @@ RUN_OPTIONS = [
     ),
     click.option("--keep-run-dir", is_flag=True, help="Keep the run directory of ok runs too."),
     click.option(
+        "--allow-insecure",
+        is_flag=True,
+        help="Run even where a server would admit any local user (HTEX unencrypted: "
+        "cfg_unencrypted, or a Parsl release without encryption). While it runs, anyone on "
+        "this machine can run code as you; see docs/security.md.",
+    ),
+    click.option(
         "--catalog",
         "catalogs",
         multiple=True,
@@ -149,4 +156,5 @@ def base_spec(o: dict[str, Any]) -> RunSpec:
         timeout_s=o["timeout_s"],
         run_root=o["run_root"],
         keep_run_dir=o["keep_run_dir"],
+        allow_insecure=o["allow_insecure"],
     )

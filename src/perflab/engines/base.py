@@ -76,6 +76,16 @@ class Engine:
         if parsl_config is not None:
             raise PerflabError(f"--parsl-config applies only to Parsl engines, not {cls.name!r}")
 
+    @classmethod
+    def insecure(cls, options: dict[str, Any], parsl_config: str | None) -> str | None:
+        """Why these options would let another local user into the run's servers (None:
+        they would not). Such a run needs the user's ``--allow-insecure``."""
+        return None
+
+    #: Set from ``RunSpec.allow_insecure`` in the measured process, for what only shows
+    #: once the engine is built (a release without encryption, a config file's choice).
+    allow_insecure: bool = False
+
     def start(self) -> None:
         """Start the task system. If it fails half-way, ``shutdown`` is still called, so
         that must tolerate a partial start (attributes not yet set)."""

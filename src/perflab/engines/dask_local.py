@@ -31,7 +31,10 @@ class DaskEngine(Engine):
         import dask
         from distributed import Client, LocalCluster
 
-        no_routes = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+        no_routes: dict[str, list[str]] = {
+            "distributed.scheduler.http.routes": [],
+            "distributed.worker.http.routes": [],
+        }
         with dask.config.set(no_routes):
             self.cluster = LocalCluster(
                 n_workers=int(self.opts["workers"]),

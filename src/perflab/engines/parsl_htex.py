@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from perflab.engines import ENGINES
 from perflab.engines.affinity import cpu_list, role_cores, worker_affinity
 from perflab.engines.parsl_common import ParslEngine, log_config
+from perflab.errors import insecure_refusal
 from perflab.options import Opt
 
 #: HTEX constructor arguments that perflab options map onto (None: keep Parsl's default).
@@ -36,6 +37,12 @@ class HtexEngine(ParslEngine):
         "cores_per_worker": Opt(float, above=0),
     }
 
+    @classmethod
+    def insecure(cls, options: dict[str, Any], parsl_config: str | None) -> str | None:
+        if options.get("encrypted") is False:
+            return "HTEX unencrypted (option encrypted=false, e.g. factor cfg_unencrypted)"
+        return None
+
     def workers_total(self) -> int:
         return int(self.opts["workers"]) * int(self.opts["blocks"])
 
@@ -50,6 +57,10 @@ class HtexEngine(ParslEngine):
         params = inspect.signature(HighThroughputExecutor.__init__).parameters
         workers = "max_workers_per_node" if "max_workers_per_node" in params else "max_workers"
         htex_kwargs[workers] = int(self.opts["workers"])
+        if "encrypted" in params and self.opts["encrypted"] is None:
+            # Releases before encryption became the default would otherwise run an
+            # interchange that unpickles whatever anyone on loopback sends it.
+            htex_kwargs["encrypted"] = True
         blocks = int(self.opts["blocks"])
         executor = HighThroughputExecutor(
             label="htex",
@@ -80,6 +91,20 @@ class HtexEngine(ParslEngine):
                 self._pin_roles(ex)
         if "initialize_logging" in explicit:
             config.initialize_logging = log_config(explicit["initialize_logging"])
+        self._refuse_unencrypted(config)
+
+    def _refuse_unencrypted(self, config: Any) -> None:
+        """What shows only once the config is built: a release without encryption, or a
+        user's config file that turns it off."""
+        from parsl.executors import HighThroughputExecutor
+
+        if self.allow_insecure:
+            return
+        has = "encrypted" in inspect.signature(HighThroughputExecutor).parameters
+        for ex in config.executors:
+            if isinstance(ex, HighThroughputExecutor) and not getattr(ex, "encrypted", False):
+                why = "encrypted=False in its config" if has else "this release has no encryption"
+                raise insecure_refusal(f"HTEX executor {ex.label!r} unencrypted ({why})")
 
     def _pin_roles(self, ex: Any) -> None:
         cores = role_cores(os.cpu_count() or 1)

@@ -92,6 +92,7 @@ def main(argv: list[str]) -> int:
     assert spec.workload is not None
     workload = WORKLOADS.get(spec.workload)(spec.params)
     engine = ENGINES.get(spec.target)(run_dir, spec.engine_options, spec.parsl_config)
+    engine.allow_insecure = spec.allow_insecure
     if "timeline" in spec.profile:
         workload.timeline = []
     workload.prepare()  # before the engine's processes compete for the cores

@@ -16,7 +16,7 @@ from typing import Any
 
 import perflab
 from perflab.engines import ENGINES
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, insecure_refusal
 from perflab.factors.patching import PatchError, patched_tree
 from perflab.factors.venvs import prepare_environment
 from perflab.files import perflab_home
@@ -59,6 +59,9 @@ def validate(spec: RunSpec) -> None:
         raise PerflabError("an engine target needs --workload")
     workload = WORKLOADS.get(spec.workload)(spec.params)
     engine.validate(spec.engine_options, spec.parsl_config)
+    why = engine.insecure(spec.engine_options, spec.parsl_config)
+    if why and not spec.allow_insecure:
+        raise insecure_refusal(why)
     if engine.runs_commands:
         workload.command()  # the command line exists and names an executable
     if workload.needs_dependencies and engine.dependencies is None:

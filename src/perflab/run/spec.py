@@ -61,6 +61,9 @@ class RunSpec:
     #: Profile kinds this run records (``timeline``, ``io``, ``syscalls``): a profiled run is
     #: slowed by its tracer and is never stored or compared with timing runs.
     profile: list[str] = field(default_factory=list)
+    #: The user's explicit consent to a run whose servers admit anyone on this machine
+    #: (``--allow-insecure``; e.g. HTEX unencrypted). Never set by a factor or catalog.
+    allow_insecure: bool = False
 
     def __post_init__(self) -> None:
         if self.command is not None:
