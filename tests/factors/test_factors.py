@@ -13,7 +13,7 @@ import pytest
 from conftest import perflab
 from perflab import PerflabError, RunSpec, measure
 from perflab.engines.affinity import role_cores
-from perflab.factors.catalog import CATEGORIES, load_catalog, load_catalogs
+from perflab.factors.catalog import CATEGORIES, load_catalogs
 from perflab.factors.kinds.base import substitute
 from perflab.factors.patching import package_dir
 from perflab.factors.treat import treat
@@ -125,7 +125,7 @@ def test_bad_catalogs(tmp_path: Path, body: str, fragment: str) -> None:
     p = tmp_path / "c.toml"
     p.write_text(body)
     with pytest.raises(PerflabError, match=fragment):
-        load_catalog(p)
+        load_catalogs([str(p)])  # names are checked against every catalog merged
 
 
 def _patch_catalog(tmp_path: Path, diff_text: str | None, version: str = "") -> Path:
@@ -217,7 +217,13 @@ def test_htex_treatments_are_in_force_in_every_process(custom: Path, run_root: s
     submit = probes.pop("submit")
     assert probes, "no worker ran a probe task"
     cores = role_cores(os.cpu_count() or 1)
-    tree = Path(rec.measurement["patched_tree"])
+    [transformed] = rec.measurement["transformed"]  # both src_ factors: one copy of parsl
+    tree = Path(transformed["tree"])
+    assert {f["factor"]: f["total"] > 0 for f in transformed["factors"]} == {
+        "src_submit_biglogs_remove": True,
+        "src_pool_logs_remove": True,
+    }
+    assert "perflab: log call removed" in Path(transformed["diff"]).read_text()
     # wrapper: affinity per role, nice for the whole tree
     assert submit["affinity"] == cores["submit"]
     for w in probes.values():
@@ -229,11 +235,11 @@ def test_htex_treatments_are_in_force_in_every_process(custom: Path, run_root: s
         assert w["env"]["PERFLAB_TREATMENTS"] == ",".join(rec.treatments)
         # patch: the worker runs the patched pool script and imports the patched parsl
         assert w["main_file"] == str(tree / "bin" / "process_worker_pool.py")
-        assert "perflab: log line removed" in Path(w["main_file"]).read_text()
+        assert "perflab: log call removed" in Path(w["main_file"]).read_text()
         assert w["modules"]["parsl"].startswith(str(tree))
     assert submit["nice"] == 5
     assert (
-        "perflab: log line removed" in Path(submit["modules"]["parsl.dataflow.dflow"]).read_text()
+        "perflab: log call removed" in Path(submit["modules"]["parsl.dataflow.dflow"]).read_text()
     )
     interchange = [p for p in rec.measurement["processes"] if "interchange" in p["cmdline"]]
     assert interchange and interchange[0]["affinity"] == cores["interchange"]

@@ -39,3 +39,47 @@ def factors_list(target: str | None, catalogs: tuple[str, ...], as_json: bool) -
 def factors_show(name: str, catalogs: tuple[str, ...]) -> None:
     """Everything about one factor, as JSON."""
     click.echo(json.dumps(load_catalogs(list(catalogs)).get(name).to_dict(), indent=2))
+
+
+@factors.group("generate")
+def factors_generate() -> None:
+    """Write catalogs from a package's source (one factor per call site)."""
+
+
+@factors_generate.command("log-calls")
+@click.option("--package", default="parsl", show_default=True, help="The package to read.")
+@click.option(
+    "--module", "module_glob", required=True, help="Module name or glob, e.g. parsl.dataflow.*"
+)
+@click.option("--levels", default="debug,info", show_default=True, help="Logger levels.")
+@click.option("--source", "source", type=click.Path(), help="A source tree instead of the "
+              "installed package.")  # fmt: skip
+@click.option("-o", "--output", required=True, type=click.Path(), help="Catalog file to write.")
+@catalog_option
+@json_option
+def factors_generate_log_calls(
+    package: str, module_glob: str, levels: str, source: str | None, output: str,
+    catalogs: tuple[str, ...], as_json: bool,
+) -> None:  # fmt: skip
+    """One factor per logger call, named by module, function and message (stable across
+    releases), conflicting with the grouped factors that also remove it."""
+    import sys
+    from pathlib import Path
+
+    from perflab.factors.generate import log_call_factors, to_toml
+    from perflab.factors.transformed import locate, tree_package
+    from perflab.files import atomic_write
+
+    lv = tuple(x.strip() for x in levels.split(",") if x.strip())
+    pkg_dir, version = (
+        tree_package(Path(source), package) if source else locate(package, sys.executable)
+    )
+    found = log_call_factors(pkg_dir, package, module_glob, lv, load_catalogs(list(catalogs)))
+    atomic_write(output, to_toml(found, package, version, lv))
+    summary = {"output": output, "package": package, "version": version,
+               "factors": len(found), "calls": sum(len(f.sites) for f in found)}  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        click.echo(f"wrote {len(found)} factors ({summary['calls']} logger calls of "
+                   f"{package} {version}) to {output}")  # fmt: skip

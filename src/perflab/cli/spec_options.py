@@ -4,11 +4,13 @@ the RunSpec they make."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
 from perflab.cli.app import RegistryChoice, kv, resolved
+from perflab.errors import PerflabError
 from perflab.run.spec import RunSpec
 
 
@@ -110,6 +112,14 @@ RUN_OPTIONS = [
     ),
     click.option("--keep-run-dir", is_flag=True, help="Keep the run directory of ok runs too."),
     click.option(
+        "--source",
+        "sources",
+        multiple=True,
+        metavar="[PACKAGE=]DIR",
+        help="Run on a source tree (a git checkout) of PACKAGE (default parsl) instead of "
+        "the installed release; source transforms apply to it (repeatable).",
+    ),
+    click.option(
         "--allow-insecure",
         is_flag=True,
         help="Run even where a server would admit any local user (HTEX unencrypted: "
@@ -157,4 +167,16 @@ def base_spec(o: dict[str, Any]) -> RunSpec:
         run_root=o["run_root"],
         keep_run_dir=o["keep_run_dir"],
         allow_insecure=o["allow_insecure"],
+        sources=_sources(o["sources"]),
     )
+
+
+def _sources(values: tuple[str, ...]) -> dict[str, str]:
+    """``("parsl=../parsl",)`` or ``("../parsl",)`` -> ``{"parsl": "/abs/parsl"}``."""
+    out = {}
+    for v in values:
+        package, sep, path = v.rpartition("=")
+        if not Path(path).is_dir():
+            raise PerflabError(f"--source {v}: {path} is not a directory")
+        out[package if sep else "parsl"] = str(Path(path).resolve())
+    return out

@@ -252,14 +252,9 @@ def load_catalog(path: str | Path, text: str | None = None) -> Catalog:
     factors: dict[str, Factor] = {}
     for name, table in data.get("factor", {}).items():
         factors[name] = _parse_factor(name, table, path)
-    catalog = Catalog(factors)
-    for f in factors.values():
-        for other in (*f.conflicts, *f.requires):
-            if other not in factors:
-                raise PerflabError(
-                    f"catalog {path}: factor {f.name} names unknown factor {other!r}"
-                )
-    return catalog
+    # names from other catalogs (a generated per-call catalog conflicts with the built-in
+    # grouped factors) are checked once the catalogs are merged
+    return Catalog(factors)
 
 
 def read_catalog_text(path: Path) -> str:
@@ -350,6 +345,12 @@ def merge_catalogs(catalogs: list[Catalog]) -> Catalog:
                     "rename it, or declare `override = true` in its table"
                 )
         merged = merged.merge(cat)
+    for f in merged.factors.values():
+        for other in (*f.conflicts, *f.requires):
+            if other not in merged.factors:
+                raise PerflabError(
+                    f"catalog {f.source}: factor {f.name} names unknown factor {other!r}"
+                )
     for f in merged.factors.values():
         for other in f.conflicts:
             if other in merged and f.name not in merged.factors[other].conflicts:

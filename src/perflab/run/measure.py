@@ -18,6 +18,7 @@ import perflab
 from perflab.engines import ENGINES
 from perflab.errors import PerflabError, insecure_refusal
 from perflab.factors.patching import PatchError, patched_tree
+from perflab.factors.transformed import prepare_sources, tree_package
 from perflab.factors.venvs import prepare_environment
 from perflab.files import perflab_home
 from perflab.run import envinfo, launch
@@ -48,6 +49,8 @@ def validate(spec: RunSpec) -> None:
         raise PerflabError(f"--warmup must be >= 0 (got {spec.warmup})")
     if not spec.timeout_s > 0:
         raise PerflabError(f"--timeout must be positive (got {spec.timeout_s})")
+    for package, tree in spec.sources.items():
+        tree_package(Path(tree), package)  # the tree holds the package (else exit 2)
     if spec.command is not None:
         if not spec.command.strip():
             raise PerflabError("--command is empty")
@@ -80,16 +83,16 @@ def _prepend(env: dict[str, str], var: str, *dirs: str) -> None:
     env[var] = os.pathsep.join(dict.fromkeys(p for p in (*dirs, env.get(var)) if p))
 
 
-def _child_env(spec: RunSpec, run_dir: Path, patched: Path | None) -> dict[str, str]:
+def _child_env(spec: RunSpec, run_dir: Path, trees: list[Path]) -> dict[str, str]:
     env = dict(os.environ)
     # The measured interpreter (possibly another Python) must import this perflab, and the
-    # patched copy of a package (if any) must shadow the installed one.
+    # patched or transformed copies of packages (if any) must shadow the installed ones.
     src = str(Path(perflab.__file__).resolve().parent.parent)
-    _prepend(env, "PYTHONPATH", *([str(patched)] if patched else []), src)
+    _prepend(env, "PYTHONPATH", *map(str, trees), src)
     # Task systems find their helper scripts (Parsl's interchange.py, process_worker_pool.py)
     # on PATH: the measured interpreter's bin directory first, as an activated venv would.
     bins = [str(Path(spec.python or sys.executable).parent), str(Path(sys.executable).parent)]
-    _prepend(env, "PATH", *([str(patched / "bin")] if patched else []), *bins)
+    _prepend(env, "PATH", *(str(t / "bin") for t in trees), *bins)
     env["PERFLAB_TREATMENTS"] = ",".join(spec.treatments)
     env["PERFLAB_RUN_DIR"] = str(run_dir)
     env.update({k: v for k, v in spec.env.items() if k != "PYTHONPATH"})
@@ -128,6 +131,9 @@ def measure(spec: RunSpec) -> RunRecord:
     """
     validate(spec)
     spec = prepare_environment(spec, perflab_home() / "venvs")
+    # after the venv: a transform meets the source the run's interpreter imports
+    sources = prepare_sources(spec, perflab_home() / "transformed") if (
+        spec.transforms or spec.sources) else []  # fmt: skip
     launch.warm()
     run_id = uuid.uuid4().hex[:16]
     root = Path(spec.run_root) if spec.run_root else default_run_root()
@@ -152,7 +158,8 @@ def measure(spec: RunSpec) -> RunRecord:
         run_dir.mkdir(parents=True)
         if spec.patches:
             patched = patched_tree(spec.patches, perflab_home() / "patched")
-        job = _job(spec, run_dir, patched)
+        trees = [Path(s["tree"]) for s in sources] + ([patched] if patched else [])
+        job = _job(spec, run_dir, trees)
         (run_dir / "job.json").write_text(json.dumps(job))
     except PatchError as exc:
         record.status, record.error = "failed", str(exc)
@@ -166,13 +173,15 @@ def measure(spec: RunSpec) -> RunRecord:
     record.ended_at = _now()
     _fill(record, spec, sup, run_dir)
     record.measurement["patched_tree"] = str(patched) if patched else None
+    if sources:
+        record.measurement["transformed"] = sources
     if record.status == "ok" and not spec.keep_run_dir:
         shutil.rmtree(run_dir, ignore_errors=True)
         record.measurement["run_dir"] = None
     return record
 
 
-def _job(spec: RunSpec, run_dir: Path, patched: Path | None) -> dict[str, Any]:
+def _job(spec: RunSpec, run_dir: Path, trees: list[Path]) -> dict[str, Any]:
     """What the supervisor runs: the command, or the measured child process for an engine."""
     if spec.command is not None:
         argv = [*spec.wrapper, "bash", "-c", spec.command]
@@ -182,7 +191,7 @@ def _job(spec: RunSpec, run_dir: Path, patched: Path | None) -> dict[str, Any]:
         argv = [*spec.wrapper, python, "-m", "perflab.run.child", str(run_dir / "spec.json")]
     return {
         "argv": argv,
-        "env": _child_env(spec, run_dir, patched),
+        "env": _child_env(spec, run_dir, trees),
         "run_dir": str(run_dir),
         # A command runs where the user is (relative paths work); an engine in its run dir.
         "cwd": (spec.cwd or os.getcwd()) if spec.command is not None else str(run_dir),

@@ -52,6 +52,11 @@ class RunSpec:
     wrapper: list[str] = field(default_factory=list)
     #: Source patches: [{"package", "diff", "factor"}], applied to a private copy.
     patches: list[dict[str, str]] = field(default_factory=list)
+    #: Source transforms: [{"factor", "package", "op", "module", ...}] (factors/transforms.py),
+    #: applied at run time to the source the run's interpreter imports (or ``sources``).
+    transforms: list[dict[str, Any]] = field(default_factory=list)
+    #: A developer's source tree per package (``--source DIR``): the run imports it instead.
+    sources: dict[str, str] = field(default_factory=dict)
     #: Directory under which the run's private directory is made.
     run_root: str | None = None
     keep_run_dir: bool = False

@@ -1,0 +1,181 @@
+"""Private transformed copies of a package: the source a run uses, with its transforms applied.
+
+The source is the one the *run's* interpreter imports (the installed release, a release in a
+cached venv) or a developer's tree (``--source DIR``). The copy is cached under a key of the
+package's version (or the tree's content hash) and the transforms; beside it lie the unified
+diff it amounts to (``transform.diff``: audit it, or apply it by hand) and a report of what
+each factor changed where (``transform.json``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import PerflabError
+from perflab.factors.patching import SCRIPT_COPIES
+from perflab.factors.transforms import Transform, apply, parse_transform
+from perflab.run.spec import RunSpec
+
+_LOCATE = (
+    "import importlib.metadata as m, importlib.util as u, json, sys\n"
+    "s = u.find_spec(sys.argv[1])\n"
+    "print(json.dumps([list(s.submodule_search_locations)[0] if s else None,"
+    " m.version(sys.argv[1].split('.')[0]) if s else None]))"
+)
+
+
+def locate(package: str, python: str) -> tuple[Path, str]:
+    """Where ``python`` imports ``package`` from, and its version (PerflabError if absent)."""
+    proc = subprocess.run(
+        [python, "-c", _LOCATE, package], capture_output=True, text=True, timeout=60
+    )
+    where, version = json.loads(proc.stdout) if proc.returncode == 0 else (None, None)
+    if not where:
+        raise PerflabError(f"transform: package {package!r} is not importable by {python}")
+    return Path(where).resolve(), str(version)
+
+
+def tree_package(tree: Path, package: str) -> tuple[Path, str]:
+    """The package directory inside a source tree (``DIR/pkg`` or ``DIR/src/pkg``) and a
+    version naming its content (``tree-<sha>``); PerflabError when it is not there."""
+    rel = package.replace(".", "/")
+    for cand in (tree / rel, tree / "src" / rel):
+        if (cand / "__init__.py").is_file():
+            h = hashlib.sha256()
+            for f in sorted(cand.rglob("*.py")):
+                h.update(str(f.relative_to(cand)).encode() + b"\0" + f.read_bytes())
+            return cand.resolve(), f"tree-{h.hexdigest()[:12]}"
+    raise PerflabError(
+        f"--source {tree}: no package {package!r} in it (looked for {rel}/ and src/{rel}/)"
+    )
+
+
+def _modules(pkg_dir: Path, package: str) -> dict[str, Path]:
+    out = {}
+    for f in sorted(pkg_dir.rglob("*.py")):
+        parts = f.relative_to(pkg_dir).with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        out[".".join((package, *parts))] = f
+    return out
+
+
+def apply_to_tree(
+    pkg_dir: Path, package: str, version: str, items: list[tuple[str, Transform]]
+) -> tuple[dict[Path, str], list[dict[str, Any]]]:
+    """The new text of every file the transforms change (keyed by path relative to the
+    package's parent), and per factor what changed where. A transform that changes nothing
+    in this version is a PerflabError naming the version and the selector."""
+    modules = _modules(pkg_dir, package)
+    texts: dict[Path, str] = {}
+    report = []
+    for factor, t in items:
+        names = [m for m in modules if fnmatch.fnmatchcase(m, t.module)]
+        counts: dict[str, int] = {}
+        for m in names:
+            rel = modules[m].relative_to(pkg_dir.parent)
+            before = texts.get(rel) or modules[m].read_text()
+            after, n = apply(t, before, m)
+            if n:
+                texts[rel], counts[m] = after, n
+        if not counts:
+            where = f"module {t.module}" if names else f"no module matches {t.module}"
+            raise PerflabError(
+                f"factor {factor}: '{t.describe()}' matched nothing in "
+                f"{package} {version} ({where})"
+            )
+        report.append(
+            {"factor": factor, "op": t.op, "changed": counts, "total": sum(counts.values())}
+        )
+    return texts, report
+
+
+def transformed_tree(
+    package: str,
+    pkg_dir: Path,
+    version: str,
+    items: list[tuple[str, Transform]],
+    cache_root: Path,
+) -> tuple[Path, list[dict[str, Any]]]:
+    """A directory holding the transformed copy of ``package`` (and ``transform.diff``,
+    ``transform.json``); cached by package, version and transforms."""
+    import difflib
+
+    key = json.dumps([package, version, [(f, repr(t)) for f, t in items]])
+    dest = cache_root / hashlib.sha256(key.encode()).hexdigest()[:20]
+    if (dest / ".complete").exists():
+        return dest, json.loads((dest / "transform.json").read_text())["factors"]
+    texts, report = apply_to_tree(pkg_dir, package, version, items)
+    tmp = cache_root / f".{dest.name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True, mode=0o700)
+    try:
+        top = tmp / package.replace(".", "/")
+        shutil.copytree(pkg_dir, top, ignore=shutil.ignore_patterns("__pycache__"))
+        diff: list[str] = []
+        for rel, text in sorted(texts.items()):
+            before = (pkg_dir.parent / rel).read_text()
+            compile(text, str(rel), "exec")  # a transform never leaves invalid Python
+            (tmp / rel).write_text(text)
+            diff += difflib.unified_diff(
+                before.splitlines(keepends=True), text.splitlines(keepends=True),
+                f"a/{rel}", f"b/{rel}",
+            )  # fmt: skip
+        (tmp / "transform.diff").write_text("".join(diff))
+        meta = {"package": package, "version": version, "source": str(pkg_dir), "factors": report}
+        (tmp / "transform.json").write_text(json.dumps(meta, indent=1))
+        (tmp / ".complete").touch()
+        try:
+            tmp.rename(dest)
+        except OSError:  # another run made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest, report
+
+
+def prepare_sources(spec: RunSpec, cache_root: Path) -> list[dict[str, Any]]:
+    """One transformed copy per package the spec transforms or takes from a source tree;
+    for each: its tree (first on the run's PYTHONPATH), package, version, diff and report."""
+    by_package: dict[str, list[tuple[str, Transform]]] = {p: [] for p in spec.sources}
+    for t in spec.transforms:
+        fields = {k: v for k, v in t.items() if k != "factor"}
+        by_package.setdefault(t["package"], []).append(
+            (t["factor"], parse_transform(fields, f"factor {t['factor']}"))
+        )
+    both = sorted(set(by_package) & {p["package"] for p in spec.patches})
+    if both:
+        raise PerflabError(
+            f"package {both[0]} is both patched (a diff) and transformed in one run: "
+            "make the diff a transform, or run them apart"
+        )
+    out = []
+    python = spec.python or sys.executable
+    for package, items in by_package.items():
+        if package in spec.sources:
+            pkg_dir, version = tree_package(Path(spec.sources[package]), package)
+        else:
+            pkg_dir, version = locate(package, python)
+        tree, report = transformed_tree(package, pkg_dir, version, items, cache_root)
+        _scripts(tree, package, python)
+        out.append({"tree": str(tree), "package": package, "version": version,
+                    "diff": str(tree / "transform.diff"), "factors": report})  # fmt: skip
+    return out
+
+
+def _scripts(tree: Path, package: str, python: str) -> None:
+    """The package's launcher scripts (Parsl's interchange.py, process_worker_pool.py) from
+    the copy, under the run's interpreter, so the processes Parsl starts run it too."""
+    for script, rel in SCRIPT_COPIES.get(package, {}).items():
+        out = tree / "bin" / script
+        if not out.exists():
+            out.parent.mkdir(exist_ok=True)
+            out.write_text(f"#!{python}\n" + (tree / rel).read_text())
+            out.chmod(0o700)

@@ -1,0 +1,137 @@
+"""Source transforms: what they change, on any version, and what they refuse (issue 25)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import perflab
+from perflab.errors import PerflabError
+from perflab.factors.transformed import apply_to_tree, locate, tree_package
+from perflab.factors.transforms import Transform, apply, log_sites, parse_transform
+
+SOURCE = """
+import logging
+logger = logging.getLogger(__name__)
+POLL_MS = 10
+
+
+class Pool:
+    def __init__(self, poll_period: int = 10, *, name="p"):
+        self.log = logger
+
+    def run(self, task):
+        logger.debug(f"Received task {task!r} of {self} at 10%")
+        logger.info("Done {}".format(task))
+        logger.debug("already lazy %s", task)
+        self.log.debug(f"width {task:>8}")
+        if task:
+            logger.warning("kept: not a selected level")
+        return task
+"""
+
+
+def t(**kw: object) -> Transform:
+    return parse_transform({"package": "pkg", "module": "pkg.pool", **kw}, "test")
+
+
+def test_remove_log_calls_by_level_and_match() -> None:
+    out, n = apply(t(op="remove_log_calls"), SOURCE, "pkg.pool")
+    assert n == 4 and "warning" in out and "logger.debug" not in out
+    compile(out, "pool.py", "exec")
+    out, n = apply(t(op="remove_log_calls", match=["Done"]), SOURCE, "pkg.pool")
+    assert n == 1 and "Done" not in out and "Received task" in out
+    out, n = apply(t(op="remove_log_calls", function="Pool.__init__"), SOURCE, "pkg.pool")
+    assert n == 0
+
+
+def test_lazy_log_calls_rewrite_only_what_they_can_exactly() -> None:
+    out, n = apply(t(op="lazy_log_calls"), SOURCE, "pkg.pool")
+    assert n == 2  # the f-string and the .format(); not the lazy one, not the format spec
+    assert "logger.debug('Received task %r of %s at 10%%', task, self)" in out
+    assert "logger.info('Done %s', task)" in out
+    assert 'self.log.debug(f"width {task:>8}")' in out
+
+
+def test_set_default_and_constant() -> None:
+    out, n = apply(
+        t(op="set_default", function="Pool.__init__", name="poll_period", value=100),
+        SOURCE, "pkg.pool",
+    )  # fmt: skip
+    assert n == 1 and "poll_period: int = 100" in out
+    out, n = apply(t(op="set_default", function="Pool.*", name="name", value="q"), SOURCE, "x")
+    assert n == 1 and "name='q'" in out
+    out, n = apply(t(op="set_constant", name="POLL_MS", value=50), SOURCE, "pkg.pool")
+    assert n == 1 and "POLL_MS = 50" in out
+
+
+def test_sites_name_their_function() -> None:
+    sites = log_sites(SOURCE, "pkg.pool")
+    assert [(s.function, s.level) for s in sites][:2] == [
+        ("Pool.run", "debug"),
+        ("Pool.run", "info"),
+    ]
+    assert sites[0].message() == "Received task of at 10%"
+
+
+def test_bad_transforms_are_refused_with_the_selector_and_version(tmp_path: Path) -> None:
+    with pytest.raises(PerflabError, match="op 'nope' is not one of"):
+        parse_transform({"package": "p", "module": "m", "op": "nope"}, "f")
+    with pytest.raises(PerflabError, match="set_default needs `function`"):
+        parse_transform({"package": "p", "module": "m", "op": "set_default", "name": "a",
+                         "value": 1}, "f")  # fmt: skip
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "pool.py").write_text(SOURCE)
+    with pytest.raises(
+        PerflabError, match=r"f1: 'remove logger calls matching \['nothing'\].*pkg 9\.9"
+    ):
+        apply_to_tree(pkg, "pkg", "9.9", [("f1", t(op="remove_log_calls", match=["nothing"]))])
+    with pytest.raises(PerflabError, match="no module matches pkg.other"):
+        apply_to_tree(pkg, "pkg", "9.9", [("f1", Transform("pkg", "lazy_log_calls", "pkg.other"))])
+    with pytest.raises(PerflabError, match="no package 'parsl' in it"):
+        tree_package(tmp_path, "parsl")
+
+
+def test_a_source_tree_that_is_not_the_package_is_exit_2(tmp_path: Path) -> None:
+    r = perflab("run", "--target", "parsl-htex", "--tasks", "5", "--source", str(tmp_path),
+                cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no package 'parsl'" in r.stderr
+    assert not (tmp_path / ".perflab").exists()
+
+
+@pytest.mark.slow
+def test_a_git_checkout_of_the_release_sdist_transforms_like_the_installed_release(
+    tmp_path: Path,
+) -> None:
+    """The built-in factors on a developer's tree: same changed files as on site-packages."""
+    from perflab.factors.catalog import load_catalogs
+
+    pkg_dir, version = locate("parsl", sys.executable)
+    got = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+         "-d", str(tmp_path), f"parsl=={version}"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert got.returncode == 0, got.stderr[-800:]
+    [sdist] = tmp_path.glob("parsl-*.tar.gz")
+    shutil.unpack_archive(sdist, tmp_path / "x")
+    [tree] = (tmp_path / "x").iterdir()
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    tree_pkg, tree_version = tree_package(tree, "parsl")
+    assert tree_version.startswith("tree-")
+    cat = load_catalogs()
+    items = [
+        (name, parse_transform({k: v for k, v in e.items() if k != "factor"}, name))
+        for name in ("src_submit_biglogs_remove", "src_pool_logs_remove")
+        for e in cat.get(name).effects["transform"]
+    ]
+    on_site, rep_site = apply_to_tree(pkg_dir, "parsl", version, items)
+    on_tree, rep_tree = apply_to_tree(tree_pkg, "parsl", tree_version, items)
+    assert on_site == on_tree and rep_site == rep_tree
+    assert sum(r["total"] for r in rep_site) >= 15
