@@ -137,6 +137,10 @@ def main() -> int:
         return 3
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     m = Manager(wq, port)
+    if len(sys.argv) > 3:
+        # Workers are admitted only inside wait(), which no request has run yet: none can
+        # have joined without the password.
+        m.q.specify_password_file(sys.argv[3])
     print(json.dumps({"port": m.q.port, "pid": os.getpid()}), flush=True)
     for line in sys.stdin:
         req = json.loads(line)

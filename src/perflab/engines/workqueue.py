@@ -5,6 +5,15 @@ as ``_wq_manager.py`` and this engine drives it over a pipe, one request at a ti
 manager works only when asked, as it does when an application calls the library in-process.
 A task function with a shell form (``workloads.base.shell_form``) runs as that command;
 any other runs as ``python -m perflab.engines._wq_task`` with the call pickled in its command.
+
+Admitting only the run's own workers: this cctools binds the manager to every interface and
+has no option to choose one. Where this user can make a network namespace (root, or
+unprivileged user namespaces), the manager and its workers run in a private one whose only
+interface is its own loopback: nothing listens where anyone else can connect. Always, a
+per-run password file (0600, on both sides, never on a command line) keeps other users' and
+hosts' workers out (``isolation`` says which applied); and a pickled result is
+signed by the run's task process with a per-run key (HMAC-SHA256, key in a 0600 file) and
+checked before it is unpickled, so no worker can make perflab unpickle what it forged.
 """
 
 from __future__ import annotations
@@ -12,8 +21,12 @@ from __future__ import annotations
 import base64
 import concurrent.futures
 import functools
+import hashlib
+import hmac
 import json
+import os
 import pickle
+import secrets
 import shlex
 import shutil
 import signal
@@ -82,10 +95,22 @@ class WorkQueueEngine(Engine):
         self.calls: list[float] = []  # round trips of submit requests (the cheapest kind)
         self.workers: list[subprocess.Popen[bytes]] = []
         wq_dir = self.run_dir / "workqueue"
-        wq_dir.mkdir(parents=True, exist_ok=True)
+        wq_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        password = _secret_file(wq_dir / "password", secrets.token_hex(32).encode())
+        self.key = secrets.token_bytes(32)
+        self.key_file = _secret_file(wq_dir / "result.key", self.key)
+        enter_ns = private_netns()
+        self.isolation = "netns+password" if enter_ns else "password"
         self.manager = subprocess.Popen(
             # The run's directory on the command line says whose manager this is.
-            [str(self.opts["python"]), str(MANAGER), "0", str(wq_dir)],
+            [
+                *(enter_ns or []),
+                str(self.opts["python"]),
+                str(MANAGER),
+                "0",
+                str(wq_dir),
+                str(password),
+            ],  # fmt: skip
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             cwd=wq_dir,
@@ -95,15 +120,19 @@ class WorkQueueEngine(Engine):
         if "port" not in hello:
             self.shutdown()
             raise RuntimeError(f"Work Queue manager did not start: {hello}")
+        self.port = int(hello["port"])
         log = open(wq_dir / "workers.log", "ab")  # noqa: SIM115 -- each worker keeps its own copy
         for _ in range(int(self.opts["workers"])):
             self.workers.append(
                 subprocess.Popen(
                     [
+                        *(_join_netns(self.manager.pid) if enter_ns else []),
                         str(self.opts["worker_bin"]),
                         "--cores",
                         "1",
                         "--single-shot",
+                        "--password",
+                        str(password),
                         "-t",
                         "60",
                         "-s",
@@ -151,14 +180,24 @@ class WorkQueueEngine(Engine):
             cmd, parse = form[0](*args), form[1]
         else:
             blob = base64.b64encode(pickle.dumps((fn, args))).decode()
-            cmd = f"{shlex.quote(sys.executable)} -m perflab.engines._wq_task {blob}"
-            parse = _unpickle_last_line
+            key = shlex.quote(str(self.key_file))
+            cmd = f"{shlex.quote(sys.executable)} -m perflab.engines._wq_task {key} {blob}"
+            parse = self._parse_result
         t0 = time.perf_counter()
         tid = int(self._call("submit", cmd=cmd)["id"])
         self.calls.append(time.perf_counter() - t0)
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.futures[tid], self.parsers[tid] = fut, parse
         return fut
+
+    def _parse_result(self, stdout: str) -> Any:
+        """The task's result from its last stdout line, ``BLOB SIGNATURE``: unpickled only
+        when signed with this run's key (a worker could send anything)."""
+        blob, _, sig = stdout.strip().splitlines()[-1].partition(" ")
+        want = hmac.new(self.key, blob.encode(), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(sig, want):
+            raise RuntimeError("Work Queue task result is not signed with this run's key")
+        return pickle.loads(base64.b64decode(blob))
 
     def task_times(self, fut: Any) -> tuple[float, float] | None:
         return self.times.get(fut)
@@ -254,5 +293,34 @@ class WorkQueueEngine(Engine):
                 p.wait()
 
 
-def _unpickle_last_line(stdout: str) -> Any:
-    return pickle.loads(base64.b64decode(stdout.strip().splitlines()[-1]))
+def _secret_file(path: Path, data: bytes) -> Path:
+    """Write a new 0600 file that no one else can have planted (O_EXCL, O_NOFOLLOW)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return path
+
+
+#: Brings the namespace's loopback up, then runs the manager in its place (same PID).
+_LO_UP = 'ip link set lo up && exec "$@"'
+
+
+@functools.lru_cache(maxsize=1)
+def private_netns() -> list[str] | None:
+    """The command prefix that runs a program in a new private network namespace with its
+    loopback up, or None where this user cannot make one (then the password alone guards)."""
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    prefix = ["unshare", "--net", *user, "--", "sh", "-c", _LO_UP, "sh"]
+    if not (shutil.which("unshare") and shutil.which("nsenter") and shutil.which("ip")):
+        return None
+    try:
+        ok = subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return prefix if ok else None
+
+
+def _join_netns(pid: int) -> list[str]:
+    """The prefix that runs a worker in the manager's network namespace."""
+    user = [] if os.geteuid() == 0 else ["--user", "--preserve-credentials"]
+    return ["nsenter", "--target", str(pid), "--net", *user, "--"]
