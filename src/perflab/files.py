@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +20,70 @@ MAX_NAME = 100
 def perflab_home() -> Path:
     """perflab's working folder: run directories, patched package copies, the store."""
     return Path(os.environ.get("PERFLAB_HOME", ".perflab")).resolve()
+
+
+def home_dir(*parts: str) -> Path:
+    """A folder inside perflab's home (the home itself with no ``parts``), made private."""
+    private_dir(perflab_home())
+    return private_dir(perflab_home().joinpath(*parts)) if parts else perflab_home()
+
+
+def private_dir(path: str | Path, create: bool = True) -> Path:
+    """``path`` created 0700 (or checked, if it exists) and resolved; a PerflabError naming
+    it if another local user could put his own files in it. It must be this user's and no
+    symlink; each directory above it root's or this user's and writable by no one else,
+    unless sticky (/tmp, /dev/shm) with the next one down this user's or root's.
+    ``create=False`` only checks (a path that does not exist yet passes)."""
+    path = Path(path)
+    uid = os.geteuid()
+    if not create and not os.path.lexists(path):
+        return path
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = path.lstat()
+    except OSError as exc:
+        raise PerflabError(f"directory {path}: {exc.strerror}") from None
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
+        raise PerflabError(
+            f"directory {path} is not this user's own (uid {uid}): it "
+            f"{'is a symlink' if stat.S_ISLNK(st.st_mode) else f'belongs to uid {st.st_uid}'}; "
+            "refusing it "
+            "(another user may have planted it; set PERFLAB_HOME or --run-root elsewhere)"
+        )
+    if st.st_mode & 0o077:
+        os.chmod(path, 0o700)  # ours: nobody else needs to read runs, keys or environments
+    path = path.resolve()
+    child, child_uid = path, uid
+    for parent in path.parents:
+        pst = parent.stat()
+        if pst.st_uid not in (0, uid):
+            raise PerflabError(
+                f"directory {path}: {parent} above it belongs to uid {pst.st_uid}, who could "
+                "replace it: refusing it (set PERFLAB_HOME or --run-root elsewhere)"
+            )
+        sticky_ok = pst.st_mode & stat.S_ISVTX and child_uid in (0, uid)
+        if pst.st_mode & 0o022 and not sticky_ok:
+            raise PerflabError(
+                f"directory {path}: {parent} above it is writable by other users, who could "
+                f"replace {child}: refusing it (set PERFLAB_HOME or --run-root elsewhere)"
+            )
+        child, child_uid = parent, pst.st_uid
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def create_private(path: str | Path, data: str | bytes) -> Path:
+    """Write a new file readable by this user only, never through a planted link: O_CREAT |
+    O_EXCL | O_NOFOLLOW, 0600."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+    return Path(path)
 
 
 def check_name(name: str, what: str) -> str:
@@ -35,14 +101,19 @@ def atomic_write(path: str | Path, data: str | bytes | Callable[[Path], None]) -
     ``data`` is the content, or a function that writes a given temporary path.
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    # mkstemp: an unguessable name, created O_EXCL (a link planted under a predictable name
+    # would have overwritten whatever it pointed at)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
     try:
+        with os.fdopen(fd, "wb") as f:
+            if not callable(data):
+                f.write(data if isinstance(data, bytes) else data.encode())
         if callable(data):
             data(tmp)
-        elif isinstance(data, bytes):
-            tmp.write_bytes(data)
-        else:
-            tmp.write_text(data)
+        # the mode a plain open() would have given (mkstemp's is 0600); what must stay
+        # private lives in perflab's 0700 directories
+        os.chmod(tmp, 0o666 & ~_umask())
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -19,7 +19,7 @@ from typing import Any
 from perflab.campaign.definition import CampaignDef
 from perflab.campaign.sqlite import SafeConnection, store_error
 from perflab.errors import PerflabError
-from perflab.files import perflab_home
+from perflab.files import home_dir, perflab_home
 from perflab.run.record import METRICS, RunRecord
 
 SCHEMA_VERSION = 1
@@ -211,7 +211,11 @@ class Store:
         if not self.path.exists():  # the first write creates the file
             self.close()
             try:
+                if self.path.parent == perflab_home():
+                    home_dir()  # made private, or refused if another user made it
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                # the store holds every run's environment: this user's alone
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
             except OSError as exc:
                 raise PerflabError(f"store {self.path}: cannot create ({exc.strerror})") from None
             self._db = self._open()

@@ -26,7 +26,7 @@ from rich.console import Console
 
 from perflab.display import guard_streams
 from perflab.errors import INTERNAL_ERROR, PerflabError
-from perflab.files import perflab_home
+from perflab.files import home_dir, perflab_home
 
 err_console = Console(stderr=True)
 
@@ -121,13 +121,14 @@ def _write_traceback() -> str:
     stamp = time.strftime("%Y%m%dT%H%M%S")
     for folder in (perflab_home() / "crash", Path(tempfile.gettempdir())):
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            if folder.is_relative_to(perflab_home()):
+                home_dir("crash")
             # mkstemp: O_EXCL, 0600, an unguessable name (the fallback is the shared /tmp)
             fd, path = tempfile.mkstemp(prefix=f"perflab-crash-{stamp}-", suffix=".txt", dir=folder)
             with os.fdopen(fd, "w") as f:
                 f.write(f"perflab {' '.join(sys.argv[1:])}\n{text}")
             return path
-        except OSError:
+        except (OSError, PerflabError):
             continue
     return "nowhere (no writable folder); rerun with PERFLAB_HOME set"
 

@@ -28,7 +28,7 @@ from perflab.compare.render import markdown, print_comparison
 from perflab.compare.sides import SIDE_KEYS, side_spec
 from perflab.errors import PerflabError
 from perflab.factors.venvs import prepare_environment
-from perflab.files import atomic_write, perflab_home
+from perflab.files import atomic_write, home_dir, perflab_home
 from perflab.run.measure import measure, validate
 from perflab.run.record import METRICS
 
@@ -182,7 +182,7 @@ def compare(
     for side in (a, b):
         validate(side.spec)
     for side in (a, b):  # private venvs are built (or found) before the first run
-        side.spec = prepare_environment(side.spec, perflab_home() / "venvs")
+        side.spec = prepare_environment(side.spec, home_dir("venvs"))
     n_max, source = _n_max(runs, a, metric)
     progress = None if as_json else _progress
     result = run_compare(
@@ -269,7 +269,7 @@ def calibrate(
         raise PerflabError(f"--runs must be at least {cal.MIN_CALIBRATION_RUNS}")
     if simulations < 10:
         raise PerflabError("--simulations must be at least 10")
-    spec = prepare_environment(spec, perflab_home() / "venvs")
+    spec = prepare_environment(spec, home_dir("venvs"))
     values = []
     for i in range(runs):
         if not as_json:
@@ -283,7 +283,7 @@ def calibrate(
     result = cal.calibrate_values(
         cal.signature(spec, metric), values, threshold, alpha, effect, sims=simulations
     )
-    path = cal.save(result, perflab_home())
+    path = cal.save(result, home_dir())
     if as_json:
         click.echo(json.dumps(result.to_dict()))
         return

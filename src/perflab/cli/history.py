@@ -15,7 +15,7 @@ from perflab.compare.history import Release, history_figure, run_history
 from perflab.compare.render import history_html, history_markdown, print_history
 from perflab.errors import PerflabError
 from perflab.factors.venvs import prepare_environment
-from perflab.files import atomic_write, perflab_home
+from perflab.files import atomic_write, home_dir
 from perflab.run.measure import validate
 from perflab.run.record import METRICS
 
@@ -83,7 +83,7 @@ def history(
     spec = base_spec(o)
     validate(spec)
     wanted = [v.strip() for v in versions.split(",") if v.strip()]
-    home = perflab_home()
+    home = home_dir()
 
     def prepare(s: Any) -> Any:
         if not as_json:

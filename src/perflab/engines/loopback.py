@@ -29,6 +29,9 @@ from pathlib import Path
 
 import psutil
 
+from perflab import files
+from perflab.errors import PerflabError
+
 #: Seconds a server gets to start listening before the run fails.
 START_TIMEOUT_S = 15.0
 #: Seconds between SIGTERM and SIGKILL when stopping a server.
@@ -53,30 +56,12 @@ def port_open(port: int) -> bool:
 
 
 def private_dir(path: Path) -> Path:
-    """``path`` created 0700 (or checked, if it exists) and resolved; ServerError if another
-    user could put his own files in it: it must be this user's, and each directory above it
-    root's or this user's, writable by no one else unless sticky (/tmp) with the next one
-    down this user's or root's."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = path.resolve()
-    uid = os.geteuid()
-    st = path.lstat()
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
-        raise ServerError(f"{path} is not a directory of this user (uid {uid}): refusing it")
-    os.chmod(path, 0o700)  # ours: nobody else needs to read a server's keys or logs
-    child, child_uid = path, uid
-    for parent in path.parents:
-        pst = parent.stat()
-        if pst.st_uid not in (0, uid):
-            raise ServerError(f"{parent} (above {path}) belongs to uid {pst.st_uid}: refusing it")
-        sticky_ok = pst.st_mode & stat.S_ISVTX and child_uid in (0, uid)
-        if pst.st_mode & 0o022 and not sticky_ok:
-            raise ServerError(
-                f"{parent} (above {path}) is writable by other users, who could replace "
-                f"{child}: refusing it"
-            )
-        child, child_uid = parent, pst.st_uid
-    return path
+    """``path`` made private (``files.private_dir``); ServerError if another user could put
+    his own files in it (the run fails, naming the directory)."""
+    try:
+        return files.private_dir(path)
+    except PerflabError as exc:
+        raise ServerError(str(exc)) from None
 
 
 def sshd_accepts(path: Path, home: str) -> bool:

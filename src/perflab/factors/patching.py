@@ -66,6 +66,45 @@ def diff_targets(diff: Path) -> list[str]:
     return targets
 
 
+_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch",
+            "Binary files", "deleted file mode")  # fmt: skip
+_MODE = re.compile(r"^(old mode|new mode|new file mode) (\d+)$")
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def check_headers(diff: Path, package: str, where: str) -> None:
+    """Refuse a diff that could write outside the package's private copy: a path that is
+    absolute, climbs with ``..`` or leaves the package, a symlink or any non-regular mode,
+    a rename, copy, deletion or binary patch (PerflabError naming file and line). Hunk
+    bodies are skipped by their counts (a removed line may well start with ``--``)."""
+    inside = f"{package_path(package)}/"
+    old = new = 0
+    for n, line in enumerate(diff.read_text(errors="replace").splitlines(), 1):
+        if old > 0 or new > 0:  # inside a hunk
+            old -= line[:1] in (" ", "-", "")
+            new -= line[:1] in (" ", "+", "")
+            continue
+        at = f"{where}: {diff}:{n}"
+        hunk = _HUNK.match(line)
+        if hunk:
+            old, new = (int(c) if c is not None else 1 for c in hunk.groups())
+            continue
+        if line.startswith(_REFUSED):
+            raise PerflabError(f"{at}: {' '.join(line.split()[:2])} is not allowed")
+        mode = _MODE.match(line)
+        if mode and mode.group(2) not in ("100644", "100755"):
+            raise PerflabError(f"{at}: mode {mode.group(2)} (only regular files) in {line!r}")
+        paths: list[str] = []
+        if line.startswith("diff --git "):
+            paths = line[len("diff --git ") :].split()
+        elif line.startswith(("--- ", "+++ ")) and line[4:].strip() != "/dev/null":
+            paths = [line[4:].split("\t")[0].strip()]
+        for path in paths:
+            rel = path[2:] if path[:2] in ("a/", "b/") else path
+            if path.startswith("/") or ".." in Path(rel).parts or not rel.startswith(inside):
+                raise PerflabError(f"{at}: path {path!r} is outside package {package}")
+
+
 def check_patch(package: str, diff: Path, version: str | None, where: str) -> None:
     """Refuse a patch that cannot be meant for the installed package (PerflabError)."""
     if not diff.is_file():
@@ -74,8 +113,9 @@ def check_patch(package: str, diff: Path, version: str | None, where: str) -> No
     if version is not None and installed != version:
         raise PerflabError(
             f"{where}: patch made for {package} {version}, but {package} {installed} is "
-            f"installed; regenerate it (tools/make_parsl_patches.py) and review it"
+            f"installed; regenerate it, or describe the change as a transform (docs/transforms.md)"
         )
+    check_headers(diff, package, where)
     site = site_dir(package)
     targets = diff_targets(diff)
     if not targets:

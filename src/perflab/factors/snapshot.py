@@ -20,7 +20,7 @@ from perflab.factors.catalog import (
     load_catalogs,
     merge_catalogs,
 )
-from perflab.files import atomic_write, perflab_home
+from perflab.files import atomic_write, home_dir
 
 
 def _sha(text: str) -> str:
@@ -84,9 +84,8 @@ def restore(entries: list[dict[str, Any]]) -> Catalog:
         patch = f.effects.get("patch")
         if patch is not None and str(patch["diff"]) in copies:
             e = copies[str(patch["diff"])]
-            kept = perflab_home() / "campaign-files" / f"{e['sha256']}.diff"
+            kept = home_dir("campaign-files") / f"{e['sha256']}.diff"
             if not kept.exists():
-                kept.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(kept, e["text"])
             f.effects["patch"] = {**patch, "diff": str(kept)}
     return catalog

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perflab.errors import PerflabError
+from perflab.files import private_dir
 from perflab.run.spec import RunSpec
 
 #: What the measured child imports besides the target's packages (perflab itself comes from
@@ -116,7 +117,8 @@ def ensure_venv(python: str | None, requirements: list[str], root: Path) -> Venv
         + ["src-" + Path(r).name for r in reqs if os.sep in r]
     )
     dest = root / f"{re.sub(r'[^A-Za-z0-9.-]', '_', label)[:80]}-{venv_key(base, version, reqs)}"
-    root.mkdir(parents=True, exist_ok=True)
+    # a cached venv is trusted by its marker: only if no one else can write where it lies
+    private_dir(root)
     with open(root / f".{dest.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not (dest / MARKER).is_file():

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.files import atomic_write, perflab_home
+from perflab.files import atomic_write, home_dir
 from perflab.profile import PROFILE_KINDS
 from perflab.profile.base import ProfileData
 from perflab.profile.strace import parse_file, require_strace, strace_prefix
@@ -33,7 +33,7 @@ DEFAULT_NODES, DEFAULT_NODE_WORKERS, DEFAULT_WINDOW_S = 1000, 64, 10.0
 def default_out() -> Path:
     from datetime import UTC, datetime
 
-    return perflab_home() / "profiles" / datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    return home_dir("profiles") / datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
 
 
 def check_kinds(kinds: list[str]) -> list[str]:

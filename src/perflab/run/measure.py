@@ -20,7 +20,7 @@ from perflab.errors import PerflabError, insecure_refusal
 from perflab.factors.patching import PatchError, patched_tree
 from perflab.factors.transformed import prepare_sources, tree_package
 from perflab.factors.venvs import prepare_environment
-from perflab.files import perflab_home
+from perflab.files import create_private, home_dir, perflab_home, private_dir
 from perflab.run import envinfo, launch
 from perflab.run.blackbox import ScoreError, parse_score
 from perflab.run.launch import Supervisor
@@ -34,7 +34,7 @@ STDERR_TAIL = 2000
 
 
 def default_run_root() -> Path:
-    return perflab_home() / "runs"
+    return home_dir("runs")
 
 
 def validate(spec: RunSpec) -> None:
@@ -49,6 +49,8 @@ def validate(spec: RunSpec) -> None:
         raise PerflabError(f"--warmup must be >= 0 (got {spec.warmup})")
     if not spec.timeout_s > 0:
         raise PerflabError(f"--timeout must be positive (got {spec.timeout_s})")
+    # the run root exists, is ours and no one else can swap what goes in it (else exit 2)
+    private_dir(spec.run_root or perflab_home() / "runs", create=False)
     for package, tree in spec.sources.items():
         tree_package(Path(tree), package)  # the tree holds the package (else exit 2)
     if spec.command is not None:
@@ -130,13 +132,13 @@ def measure(spec: RunSpec) -> RunRecord:
     cached venv (built here on first use; a failed install is a PerflabError).
     """
     validate(spec)
-    spec = prepare_environment(spec, perflab_home() / "venvs")
+    spec = prepare_environment(spec, home_dir("venvs"))
     # after the venv: a transform meets the source the run's interpreter imports
-    sources = prepare_sources(spec, perflab_home() / "transformed") if (
+    sources = prepare_sources(spec, home_dir("transformed")) if (
         spec.transforms or spec.sources) else []  # fmt: skip
     launch.warm()
     run_id = uuid.uuid4().hex[:16]
-    root = Path(spec.run_root) if spec.run_root else default_run_root()
+    root = private_dir(spec.run_root) if spec.run_root else default_run_root()
     run_dir = (root / run_id).resolve()
     packages: tuple[str, ...] = () if spec.command else ENGINES.get(spec.target).packages
     record = RunRecord(
@@ -155,12 +157,12 @@ def measure(spec: RunSpec) -> RunRecord:
         record.env["venv"] = {"python": spec.python, "requirements": list(spec.packages)}
     patched = None
     try:
-        run_dir.mkdir(parents=True)
+        run_dir.mkdir(mode=0o700)
         if spec.patches:
-            patched = patched_tree(spec.patches, perflab_home() / "patched")
+            patched = patched_tree(spec.patches, home_dir("patched"))
         trees = [Path(s["tree"]) for s in sources] + ([patched] if patched else [])
         job = _job(spec, run_dir, trees)
-        (run_dir / "job.json").write_text(json.dumps(job))
+        create_private(run_dir / "job.json", json.dumps(job))  # the whole environment
     except PatchError as exc:
         record.status, record.error = "failed", str(exc)
         record.ended_at = _now()
@@ -186,7 +188,7 @@ def _job(spec: RunSpec, run_dir: Path, trees: list[Path]) -> dict[str, Any]:
     if spec.command is not None:
         argv = [*spec.wrapper, "bash", "-c", spec.command]
     else:
-        (run_dir / "spec.json").write_text(json.dumps(spec.to_dict()))
+        create_private(run_dir / "spec.json", json.dumps(spec.to_dict()))
         python = spec.python or sys.executable
         argv = [*spec.wrapper, python, "-m", "perflab.run.child", str(run_dir / "spec.json")]
     return {

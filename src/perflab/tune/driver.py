@@ -15,7 +15,7 @@ from perflab.campaign.store import Store
 from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
-from perflab.files import atomic_write, check_name, perflab_home
+from perflab.files import atomic_write, check_name, home_dir
 from perflab.run.measure import validate
 from perflab.run.spec import RunSpec
 from perflab.tune.stages import Tuner
@@ -77,8 +77,7 @@ def tune(
     result.update(
         name=name, target=base.target, metric=base.metric, failed_runs=failed, search=search
     )
-    perflab_home().mkdir(parents=True, exist_ok=True)
-    atomic_write(perflab_home() / f"tune-{name}.json", json.dumps(result, indent=1))
+    atomic_write(home_dir() / f"tune-{name}.json", json.dumps(result, indent=1))
     return result
 
 

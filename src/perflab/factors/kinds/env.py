@@ -29,7 +29,9 @@ class EnvKind(FactorKind):
 
     def apply(self, spec: RunSpec, key: str, value: Any) -> None:
         if key == "rundir":
-            spec.run_root = os.path.join(value, "perflab-runs")
+            # one per user: a shared name could be pre-created by anyone (private_dir
+            # refuses a directory that is not the user's own)
+            spec.run_root = os.path.join(value, f"perflab-{os.geteuid()}")
         else:
             # a level substituted for a whole value keeps its own type (300, not "300")
             spec.env.update({k: str(v) for k, v in value.items()})

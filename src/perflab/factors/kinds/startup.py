@@ -24,7 +24,7 @@ import perflab
 from perflab.errors import PerflabError
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import FactorKind, expect_table
-from perflab.files import perflab_home
+from perflab.files import home_dir
 from perflab.run.spec import RunSpec
 
 KEYS = {"bundle", "trim_path"}
@@ -64,7 +64,7 @@ class StartupKind(FactorKind):
         folder = bundle_dir(
             python,
             value["bundle"],
-            perflab_home() / "bundles" / ident[:16],
+            home_dir("bundles") / ident[:16],
             env,
             trim_path=value["trim_path"],
         )
