@@ -67,6 +67,14 @@ def test_set_default_and_constant() -> None:
     assert n == 1 and "name='q'" in out
     out, n = apply(t(op="set_constant", name="POLL_MS", value=50), SOURCE, "pkg.pool")
     assert n == 1 and "POLL_MS = 50" in out
+    # inside a function: a local or an attribute, to a literal or an expression
+    out, n = apply(
+        t(op="set_constant", function="Pool.__init__", name="self.log", expr="{}"),
+        SOURCE, "pkg.pool",
+    )  # fmt: skip
+    assert n == 1 and "self.log = {}" in out
+    with pytest.raises(PerflabError, match="one of `value`, `expr`"):
+        t(op="set_constant", name="X", value=1, expr="2")
 
 
 def test_sites_name_their_function() -> None:

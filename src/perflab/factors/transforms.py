@@ -43,7 +43,8 @@ class Transform:
     function: str | None = None
     #: set_default: the keyword; set_constant: the module-level name.
     name: str | None = None
-    #: set_default / set_constant: the new value (a Python literal).
+    #: set_default / set_constant: the new value (a Python literal; with ``extra["expr"]``,
+    #: the text of a Python expression such as ``{}``).
     value: Any = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
@@ -61,7 +62,7 @@ class Transform:
 
 def parse_transform(table: dict[str, Any], where: str) -> Transform:
     """A catalog's ``transform`` table as a Transform (PerflabError naming ``where``)."""
-    known = {"package", "op", "module", "match", "levels", "function", "name", "value"}
+    known = {"package", "op", "module", "match", "levels", "function", "name", "value", "expr"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise PerflabError(f"{where}: transform has no key {', '.join(unknown)}")
@@ -76,8 +77,15 @@ def parse_transform(table: dict[str, Any], where: str) -> Transform:
     levels = table.get("levels", ["debug", "info"])
     if not all(isinstance(m, str) for m in match) or any(lv not in LEVELS for lv in levels):
         raise PerflabError(f"{where}: transform `match` must be strings, `levels` of {LEVELS}")
-    if op in ("set_default", "set_constant") and ("name" not in table or "value" not in table):
-        raise PerflabError(f"{where}: transform {op} needs `name` and `value`")
+    if op in ("set_default", "set_constant") and (
+        "name" not in table or ("value" in table) == ("expr" in table)
+    ):
+        raise PerflabError(f"{where}: transform {op} needs `name` and one of `value`, `expr`")
+    if "expr" in table:
+        try:
+            ast.parse(str(table["expr"]), mode="eval")
+        except SyntaxError:
+            raise PerflabError(f"{where}: transform expr {table['expr']!r} is not Python") from None
     if op == "set_default" and not table.get("function"):
         raise PerflabError(f"{where}: transform set_default needs `function`")
     return Transform(
@@ -88,7 +96,8 @@ def parse_transform(table: dict[str, Any], where: str) -> Transform:
         levels=tuple(levels),
         function=table.get("function"),
         name=table.get("name"),
-        value=table.get("value"),
+        value=table["expr"] if "expr" in table else table.get("value"),
+        extra={"expr": True} if "expr" in table else {},
     )
 
 
@@ -236,24 +245,37 @@ def _set_default(t: Transform, source: str) -> tuple[str, int]:
         positional = [*a.posonlyargs, *a.args]
         pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True))
         pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d]
-        edits += [(d, repr(t.value)) for arg, d in pairs if arg.arg == t.name]
+        new = str(t.value) if t.extra.get("expr") else repr(t.value)
+        edits += [(d, new) for arg, d in pairs if arg.arg == t.name]
     return _replace_exprs(source, edits)
 
 
 def _set_constant(t: Transform, source: str) -> tuple[str, int]:
+    """The value assigned to ``name``: at module level (``NAME``), in a class (``Class.NAME``),
+    or, with ``function``, wherever that function assigns it (``poll_period``,
+    ``self._tasks_in_progress``)."""
     tree = ast.parse(source)
+    if t.function:
+        name = t.name or ""
+        scopes: list[list[ast.stmt]] = [
+            [n for n in ast.walk(fn) if isinstance(n, ast.stmt)]
+            for fn, qual in _functions(tree)
+            if fnmatch.fnmatchcase(qual, t.function)
+        ]
+    else:
+        owner, _, name = (t.name or "").rpartition(".")
+        body = tree.body
+        if owner:  # Class.ATTR: a class-level assignment
+            body = next((n.body for n in tree.body if isinstance(n, ast.ClassDef)
+                         and n.name == owner), [])  # fmt: skip
+        scopes = [body]
     edits: list[tuple[ast.expr, str]] = []
-    owner, _, attr = (t.name or "").rpartition(".")
-    body = tree.body
-    if owner:  # Class.ATTR: a class-level assignment
-        body = next((n.body for n in tree.body if isinstance(n, ast.ClassDef)
-                     and n.name == owner), [])  # fmt: skip
-    for node in body:
+    for node in (n for scope in scopes for n in scope):
         targets = node.targets if isinstance(node, ast.Assign) else (
             [node.target] if isinstance(node, ast.AnnAssign) else [])  # fmt: skip
         value = getattr(node, "value", None)
-        if value is not None and any(isinstance(tg, ast.Name) and tg.id == attr for tg in targets):
-            edits.append((value, repr(t.value)))
+        if value is not None and any(ast.unparse(tg) == name for tg in targets):
+            edits.append((value, t.value if t.extra.get("expr") else repr(t.value)))
     return _replace_exprs(source, edits)
 
 
