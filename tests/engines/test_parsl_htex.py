@@ -62,6 +62,10 @@ def _attack_live_run(
             f"PROOF={str(proof)!r}\nPORTS={[p for _, p, _ in socks]!r}\n" + ATTACK,
             preimport=("zmq", "pickle", "time"),
         )
+        # the interchange reads its sockets on its next poll; give it time under load
+        deadline = time.monotonic() + 15
+        while not proof.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
         ran = proof.exists()
         if finish:
             out, _ = proc.communicate(timeout=120)
