@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from perflab.cli.app import err_console, json_option, main
-from perflab.cli.spec_options import base_spec, run_options
+from perflab.cli.spec_options import base_spec, run_options, source_option, sources
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.report.terminal import print_records
@@ -18,6 +18,7 @@ from perflab.run.measure import measure_repeated, summarize, validate
 
 @main.command()
 @run_options
+@source_option
 @click.option(
     "--treat",
     "treat_set",
@@ -38,6 +39,7 @@ from perflab.run.measure import measure_repeated, summarize, validate
 def run(treat_set: str, repeat: int, as_json: bool, **o: Any) -> None:
     """Measure one black-box run (or --repeat K runs) in fresh processes."""
     spec = base_spec(o)
+    spec.sources = sources(o["sources"])
     if treat_set or o["catalogs"]:
         spec = treat(spec, treat_set, load_catalogs(list(o["catalogs"])))
     validate(spec)

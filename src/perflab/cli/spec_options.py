@@ -112,14 +112,6 @@ RUN_OPTIONS = [
     ),
     click.option("--keep-run-dir", is_flag=True, help="Keep the run directory of ok runs too."),
     click.option(
-        "--source",
-        "sources",
-        multiple=True,
-        metavar="[PACKAGE=]DIR",
-        help="Run on a source tree (a git checkout) of PACKAGE (default parsl) instead of "
-        "the installed release; source transforms apply to it (repeatable).",
-    ),
-    click.option(
         "--allow-insecure",
         is_flag=True,
         help="Run even where a server would admit any local user (HTEX unencrypted: "
@@ -167,11 +159,22 @@ def base_spec(o: dict[str, Any]) -> RunSpec:
         run_root=o["run_root"],
         keep_run_dir=o["keep_run_dir"],
         allow_insecure=o["allow_insecure"],
-        sources=_sources(o["sources"]),
     )
 
 
-def _sources(values: tuple[str, ...]) -> dict[str, str]:
+#: ``perflab run --source``: import a tree in place (``compare --source-a/-b`` install one
+#: into a private venv instead; source transforms follow either).
+source_option = click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="[PACKAGE=]DIR",
+    help="Import PACKAGE (default parsl) from this source tree (a git checkout) instead of "
+    "the installed release; source transforms apply to it (repeatable).",
+)
+
+
+def sources(values: tuple[str, ...]) -> dict[str, str]:
     """``("parsl=../parsl",)`` or ``("../parsl",)`` -> ``{"parsl": "/abs/parsl"}``."""
     out = {}
     for v in values:
