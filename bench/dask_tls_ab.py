@@ -32,7 +32,7 @@ def tasks_per_s(tls: bool, tasks: int, workers: int) -> float:
     with tempfile.TemporaryDirectory() as d, dask.config.set(routes):
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-            security=tls, dashboard_address="127.0.0.1:0", local_directory=d,
+            security=True if tls else None, dashboard_address="127.0.0.1:0", local_directory=d,
         )  # fmt: skip
         with cluster, Client(cluster) as client:
             client.gather(client.map(noop, range(50), pure=False))  # warm-up, not counted
