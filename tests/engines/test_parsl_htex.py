@@ -15,8 +15,8 @@ import pytest
 from attacker import as_nobody, listeners, needs_root, public
 from conftest import PERFLAB, ROOT, perflab
 
-#: As nobody: a pickle that runs ``touch PROOF`` when loaded, sent to every port the run
-#: listens on (the interchange unpickles what its worker port receives).
+#: As nobody: a pickle that runs ``touch PROOF`` when loaded, sent to the interchange's
+#: worker port (it unpickles every message a worker pool sends there).
 ATTACK = """
 class Proof:
     def __reduce__(self):
@@ -33,7 +33,7 @@ report(sent=len(PORTS))
 """
 
 RUN = ["run", "--target", "parsl-htex", "--workload", "sleep", "--task-ms", "100",
-       "--tasks", "60", "--workers", "1", "--warmup", "0", "--json"]  # fmt: skip
+       "--workers", "1", "--warmup", "0", "--json"]  # fmt: skip
 
 
 def _attack_live_run(
@@ -49,17 +49,18 @@ def _attack_live_run(
     )
     try:
         socks: list[tuple[str, int, int]] = []
+        ports: list[int] = []
         deadline = time.monotonic() + 90
-        # the interchange and the submit side listen; wait for a worker pool to exist
-        while time.monotonic() < deadline and proc.poll() is None:
-            names = " ".join(" ".join(p.cmdline()) for p in _tree(proc.pid))
+        # wait until the interchange listens for worker pools and a pool exists
+        while time.monotonic() < deadline and proc.poll() is None and not ports:
+            procs = {p.pid: " ".join(_cmdline(p)) for p in _tree(proc.pid)}
             socks = listeners(proc.pid)
-            if "process_worker_pool" in names and len(socks) >= 2:
-                break
+            if any("process_worker_pool" in c for c in procs.values()):
+                ports = [port for _, port, pid in socks if "interchange" in procs.get(pid, "")]
             time.sleep(0.2)
-        assert socks, "the run never listened"
+        assert ports, f"the interchange never listened: {socks}"
         as_nobody(
-            f"PROOF={str(proof)!r}\nPORTS={[p for _, p, _ in socks]!r}\n" + ATTACK,
+            f"PROOF={str(proof)!r}\nPORTS={ports!r}\n" + ATTACK,
             preimport=("zmq", "pickle", "time"),
         )
         # the interchange reads its sockets on its next poll; give it time under load
@@ -77,6 +78,13 @@ def _attack_live_run(
             proc.wait(30)
 
 
+def _cmdline(p: psutil.Process) -> list[str]:
+    try:
+        return p.cmdline()
+    except psutil.Error:
+        return []
+
+
 def _tree(pid: int) -> list[psutil.Process]:
     try:
         root = psutil.Process(pid)
@@ -88,7 +96,7 @@ def _tree(pid: int) -> list[psutil.Process]:
 @pytest.mark.slow
 @needs_root
 def test_the_encrypted_interchange_runs_no_pickle_of_another_user(tmp_path: Path) -> None:
-    ran, socks = _attack_live_run(tmp_path, finish=True)
+    ran, socks = _attack_live_run(tmp_path, "--tasks", "60", finish=True)
     print(f"HTEX listeners (encrypted): {socks}")
     assert public(socks) == []
     assert not ran, "uid nobody's pickle ran in the encrypted run"
@@ -98,9 +106,12 @@ def test_the_encrypted_interchange_runs_no_pickle_of_another_user(tmp_path: Path
 @needs_root
 def test_the_unencrypted_opt_in_is_what_lets_him_in(tmp_path: Path) -> None:
     """The risk --allow-insecure accepts, shown: the same pickle runs code as the user."""
+    # long enough (a minute of tasks) that a loaded machine cannot end the run before the
+    # attack lands; it is stopped as soon as the proof is seen
     ran, socks = _attack_live_run(
-        tmp_path, "--treat", "cfg_unencrypted", "--allow-insecure", finish=False
-    )
+        tmp_path, "--tasks", "600", "--treat", "cfg_unencrypted", "--allow-insecure",
+        finish=False,
+    )  # fmt: skip
     print(f"HTEX listeners (unencrypted): {socks}")
     assert public(socks) == []
     assert ran, "expected the unencrypted interchange to unpickle the attacker's message"
@@ -110,7 +121,7 @@ def test_an_unencrypted_run_without_the_opt_in_is_refused_before_anything_runs(
     tmp_path: Path,
 ) -> None:
     for how in (["--treat", "cfg_unencrypted"], ["--opt", "encrypted=false"]):
-        r = perflab(*RUN, *how, cwd=tmp_path)
+        r = perflab(*RUN, "--tasks", "5", *how, cwd=tmp_path)
         assert r.returncode == 2, r.stderr
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and "--allow-insecure" in lines[0] and "unencrypted" in lines[0]

@@ -5,6 +5,9 @@ imports nothing but the standard library and work_queue, and does exactly what i
 asks, one request at a time, so the manager is idle whenever the driver is busy -- as it is
 when an application calls the library in-process.
 
+Usage: ``_wq_manager.py PORT RUN_DIR PASSWORD_FILE`` (RUN_DIR only names whose manager this
+is; every worker must present the password in PASSWORD_FILE).
+
 Requests: submit {cmd}, connect {workers, timeout}, wait {timeout}, drain {}, dispatch {},
 stats {}, tune {name, value}, stop {}.  It exits when its driver goes away (stdin closed, or
 the parent dies: PR_SET_PDEATHSIG).
@@ -135,12 +138,17 @@ def main() -> int:
     except ImportError as exc:
         print(json.dumps({"error": f"import work_queue failed: {exc}"}), flush=True)
         return 3
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    m = Manager(wq, port)
-    if len(sys.argv) > 3:
-        # Workers are admitted only inside wait(), which no request has run yet: none can
-        # have joined without the password.
-        m.q.specify_password_file(sys.argv[3])
+    if len(sys.argv) < 4:
+        # No password means any worker that reaches the port joins: never run open.
+        print(json.dumps({"error": "usage: _wq_manager.py PORT RUN_DIR PASSWORD_FILE"}), flush=True)
+        return 2
+    m = Manager(wq, int(sys.argv[1]))
+    # Workers are admitted only inside wait(), which no request has run yet: none can have
+    # joined without the password. The binding returns 0 (and the manager would stay open)
+    # when the file is missing, unreadable or empty, so that is fatal here.
+    if not m.q.specify_password_file(sys.argv[3]):
+        print(json.dumps({"error": f"cannot read the password file {sys.argv[3]}"}), flush=True)
+        return 2
     print(json.dumps({"port": m.q.port, "pid": os.getpid()}), flush=True)
     for line in sys.stdin:
         req = json.loads(line)

@@ -193,9 +193,12 @@ class WorkQueueEngine(Engine):
     def _parse_result(self, stdout: str) -> Any:
         """The task's result from its last stdout line, ``BLOB SIGNATURE``: unpickled only
         when signed with this run's key (a worker could send anything)."""
-        blob, _, sig = stdout.strip().splitlines()[-1].partition(" ")
+        lines = stdout.strip().splitlines()
+        blob, _, sig = (lines[-1] if lines else "").partition(" ")
         want = hmac.new(self.key, blob.encode(), hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(sig, want):
+        # Bytes, not str: compare_digest refuses str with non-ASCII characters (TypeError),
+        # and a worker's output may hold any; empty output fails the same clear way.
+        if not hmac.compare_digest(sig.encode(), want.encode()):
             raise RuntimeError("Work Queue task result is not signed with this run's key")
         return pickle.loads(base64.b64decode(blob))
 
