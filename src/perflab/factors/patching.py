@@ -168,7 +168,7 @@ def patched_tree(patches: list[dict[str, Any]], cache_root: Path) -> Path:
                     compile(src, rel, "exec")
                 except SyntaxError as exc:
                     raise PatchError(f"patch {p['factor']} leaves {rel} invalid: {exc}") from None
-        _write_scripts(tmp, {p["package"] for p in patches})
+        write_scripts(tmp, {p["package"] for p in patches}, sys.executable)
         (tmp / ".complete").touch()
         try:
             tmp.rename(dest)
@@ -180,10 +180,14 @@ def patched_tree(patches: list[dict[str, Any]], cache_root: Path) -> Path:
     return dest
 
 
-def _write_scripts(tree: Path, packages: set[str]) -> None:
+def write_scripts(tree: Path, packages: set[str], python: str) -> None:
+    """The packages' launcher scripts (Parsl's interchange.py, process_worker_pool.py) from
+    the private copy into ``tree/bin``, under ``python``, so the processes a task system
+    starts import the copy too. A script already there is kept (a cached tree in use)."""
     for package in packages:
         for script, rel in SCRIPT_COPIES.get(package, {}).items():
             out = tree / "bin" / script
-            out.parent.mkdir(exist_ok=True)
-            out.write_text(f"#!{sys.executable}\n" + (tree / rel).read_text())
-            out.chmod(0o755)
+            if not out.exists():
+                out.parent.mkdir(exist_ok=True)
+                out.write_text(f"#!{python}\n" + (tree / rel).read_text())
+                out.chmod(0o700)

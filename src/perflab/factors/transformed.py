@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.factors.patching import SCRIPT_COPIES
+from perflab.factors.patching import write_scripts
 from perflab.factors.transforms import Transform, apply, parse_transform
 from perflab.run.spec import RunSpec
 
@@ -164,18 +164,7 @@ def prepare_sources(spec: RunSpec, cache_root: Path) -> list[dict[str, Any]]:
         else:
             pkg_dir, version = locate(package, python)
         tree, report = transformed_tree(package, pkg_dir, version, items, cache_root)
-        _scripts(tree, package, python)
+        write_scripts(tree, {package}, python)
         out.append({"tree": str(tree), "package": package, "version": version,
                     "diff": str(tree / "transform.diff"), "factors": report})  # fmt: skip
     return out
-
-
-def _scripts(tree: Path, package: str, python: str) -> None:
-    """The package's launcher scripts (Parsl's interchange.py, process_worker_pool.py) from
-    the copy, under the run's interpreter, so the processes Parsl starts run it too."""
-    for script, rel in SCRIPT_COPIES.get(package, {}).items():
-        out = tree / "bin" / script
-        if not out.exists():
-            out.parent.mkdir(exist_ok=True)
-            out.write_text(f"#!{python}\n" + (tree / rel).read_text())
-            out.chmod(0o700)
