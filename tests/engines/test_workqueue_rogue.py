@@ -28,6 +28,7 @@ import pytest
 from attacker import as_nobody, listeners, needs_root
 from perflab.engines import workqueue
 from perflab.engines.workqueue import WorkQueueEngine
+from perflab.files import create_private
 
 #: As nobody: a stock work_queue_worker, no password, pointed at the run's manager for a few
 #: seconds (the manager admits workers only while the driver has it inside wait()).
@@ -167,9 +168,9 @@ def test_a_planted_secret_file_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "elsewhere"
     (tmp_path / "password").symlink_to(target)
     with pytest.raises(FileExistsError):
-        workqueue._secret_file(tmp_path / "password", b"x")
+        create_private(tmp_path / "password", b"x")
     assert not target.exists()
-    made = workqueue._secret_file(tmp_path / "key", b"y")
+    made = create_private(tmp_path / "key", b"y")
     assert made.stat().st_mode & 0o777 == 0o600 and made.read_bytes() == b"y"
 
 

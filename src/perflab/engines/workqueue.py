@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 from perflab.engines import ENGINES
 from perflab.engines.base import SHELL_FORMS, Engine
 from perflab.errors import PerflabError
+from perflab.files import create_private
 
 MANAGER = Path(__file__).with_name("_wq_manager.py")
 PACKAGES_HINT = "apt-get install coop-computing-tools python3-workqueue"
@@ -96,9 +97,9 @@ class WorkQueueEngine(Engine):
         self.workers: list[subprocess.Popen[bytes]] = []
         wq_dir = self.run_dir / "workqueue"
         wq_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        password = _secret_file(wq_dir / "password", secrets.token_hex(32).encode())
+        password = create_private(wq_dir / "password", secrets.token_hex(32).encode())
         self.key = secrets.token_bytes(32)
-        self.key_file = _secret_file(wq_dir / "result.key", self.key)
+        self.key_file = create_private(wq_dir / "result.key", self.key)
         enter_ns = private_netns()
         self.isolation = "netns+password" if enter_ns else "password"
         self.manager = subprocess.Popen(
@@ -294,14 +295,6 @@ class WorkQueueEngine(Engine):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-
-
-def _secret_file(path: Path, data: bytes) -> Path:
-    """Write a new 0600 file that no one else can have planted (O_EXCL, O_NOFOLLOW)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    return path
 
 
 #: Brings the namespace's loopback up, then runs the manager in its place (same PID).
