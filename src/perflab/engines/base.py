@@ -106,6 +106,11 @@ class Engine:
             return self._chainer.submit_after(fn, deps, *args)
         raise PerflabError(f"engine {self.name!r} cannot express task dependencies")
 
+    def record_env(self) -> dict[str, Any]:
+        """What only the running engine knows of the run's environment (e.g. ``net``: the
+        network it put in front of its workers), added to the record's ``env``."""
+        return {}
+
     def workers_total(self) -> int:
         """How many tasks can run at once (for a workload's ideal time)."""
         return int(self.opts["workers"])

@@ -1,4 +1,5 @@
-"""Servers that engines start for one run on the loopback interface: sshd and redis-server.
+"""Servers that engines start for one run on the loopback interface: sshd, redis-server, and
+the delaying relay that stands for the network in front of one of them (``Relay``).
 
 Each server is a child of the measured process (so the supervisor's tree, and its CPU
 accounting, include it and everything it forks), runs in the foreground (never daemonised),
@@ -23,6 +24,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -370,3 +372,26 @@ class RedisServer(Server):
             "loglevel warning\n",
         )
         return [_binary("redis-server", "/usr/bin"), str(self.config_file)]
+
+
+class Relay(Server):
+    """perflab's delaying TCP relay (``perflab.net.relay``) on 127.0.0.1:port, forwarding to
+    the run's own server on 127.0.0.1:``target`` and to nothing else; whatever that server
+    asks of a client (keys, CurveZMQ certificates) it still asks through the relay."""
+
+    label = "relay"
+
+    def __init__(
+        self, workdir: Path, target: int, rtt_ms: float, mbit: float | None = None
+    ) -> None:
+        super().__init__(workdir)
+        while self.port == target:  # a port freed a moment ago can come back at once
+            self.port = free_port()
+        self.target, self.rtt_ms, self.mbit = target, rtt_ms, mbit
+        self.log = workdir / f"relay-{self.port}.log"
+
+    def argv(self) -> list[str]:
+        shape = ["--rtt-ms", repr(float(self.rtt_ms))]
+        shape += ["--mbit", repr(float(self.mbit))] if self.mbit else []
+        return [sys.executable, "-m", "perflab.net.relay", "--listen", str(self.port),
+                "--target", str(self.target), *shape]  # fmt: skip

@@ -1,4 +1,9 @@
-"""Parsl's HighThroughputExecutor on a LocalProvider: interchange + worker pool processes."""
+"""Parsl's HighThroughputExecutor on a LocalProvider: interchange + worker pool processes.
+
+``net_rtt_ms`` / ``net_mbit`` put a network between the worker pools and the interchange: a
+delaying relay (``engines.loopback.Relay``) listens where the pools connect and forwards to
+the interchange's worker port; the submit side still talks to the interchange directly.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,10 @@ from typing import Any, ClassVar
 
 from perflab.engines import ENGINES
 from perflab.engines.affinity import cpu_list, role_cores, worker_affinity
+from perflab.engines.loopback import Relay, free_port
 from perflab.engines.parsl_common import ParslEngine, log_config
-from perflab.errors import insecure_refusal
+from perflab.errors import PerflabError, insecure_refusal
+from perflab.net import NET_OPTIONS, NET_RULES, net_env, shaped
 from perflab.options import Opt
 
 #: HTEX constructor arguments that perflab options map onto (None: keep Parsl's default).
@@ -25,6 +32,7 @@ class HtexEngine(ParslEngine):
         "initialize_logging": None,
         "affinity": None,
         **{k: None for k in HTEX_OPTIONS},
+        **NET_OPTIONS,
     }
     option_rules: ClassVar[dict[str, Opt]] = {
         "blocks": Opt(int, lo=1),
@@ -35,6 +43,7 @@ class HtexEngine(ParslEngine):
         "encrypted": Opt(bool),
         "worker_debug": Opt(bool),
         "cores_per_worker": Opt(float, above=0),
+        **NET_RULES,
     }
 
     @classmethod
@@ -89,9 +98,48 @@ class HtexEngine(ParslEngine):
                     ex.max_workers_per_node = int(explicit["workers"])
             if explicit.get("affinity") == "roles":
                 self._pin_roles(ex)
+            if shaped(self.opts):
+                self._behind_relay(ex)
         if "initialize_logging" in explicit:
             config.initialize_logging = log_config(explicit["initialize_logging"])
         self._refuse_unencrypted(config)
+
+    def _behind_relay(self, ex: Any) -> None:
+        """Bind the interchange's worker port on loopback and point the pools' launch
+        command at a relay in front of it (started now: it connects on demand)."""
+        if "--port={worker_port}" not in ex.launch_cmd:
+            raise PerflabError(
+                f"net_rtt_ms: HTEX executor {ex.label!r} has no `--port={{worker_port}}` in its "
+                "launch_cmd (this Parsl release's pools connect otherwise), so no relay can "
+                "stand in front of its interchange"
+            )
+        # the workers run on this machine and meet the relay on loopback
+        ex.address, ex.all_addresses = "127.0.0.1", {"127.0.0.1"}
+        ex.worker_port = free_port()
+        relay = Relay(self.run_dir / "net", ex.worker_port, *self._net_levels())
+        self.relays.append(relay)
+        relay.start()
+        ex.launch_cmd = ex.launch_cmd.replace("--port={worker_port}", f"--port={relay.port}")
+
+    def _net_levels(self) -> tuple[float, float | None]:
+        rtt, mbit = self.opts["net_rtt_ms"], self.opts["net_mbit"]
+        return float(rtt or 0), (float(mbit) if mbit is not None else None)
+
+    def start(self) -> None:
+        self.relays: list[Relay] = []
+        super().start()
+
+    def shutdown(self) -> None:
+        """Parsl first (its pools talk through the relays), then the relays, by PID."""
+        try:
+            if hasattr(self, "dfk"):
+                super().shutdown()
+        finally:
+            for relay in getattr(self, "relays", []):
+                relay.stop()
+
+    def record_env(self) -> dict[str, Any]:
+        return {"net": net_env(self.opts)}
 
     def _refuse_unencrypted(self, config: Any) -> None:
         """What shows only once the config is built: a release without encryption, or a

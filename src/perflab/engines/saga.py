@@ -6,7 +6,9 @@ run_job: ``js.run_job(cmd)``; bulk: one ``Container`` per service, ``container.r
 ``services`` (job services, each driven by its own thread, as in the seed's table 7.x),
 ``endpoints`` (sshd ports standing in for hosts; service i uses endpoint i mod M),
 ``url`` (an explicit job-service URL instead of a started endpoint, e.g. to test an
-unreachable one), ``ssh_share`` (OpenSSH connection sharing: auto | no), ``until``.
+unreachable one), ``ssh_share`` (OpenSSH connection sharing: auto | no), ``until``,
+``net_rtt_ms``/``net_mbit`` (endpoint=ssh: a delaying relay in front of each sshd, so each
+job service talks to its "host" over that network; see ``perflab.net``).
 
 Service start-up (2-3 s each) happens in ``start()``, outside the measured window; wrapper
 state goes to the run directory (``RADICAL_BASE``), not to ``~/.radical``.
@@ -44,9 +46,10 @@ from perflab.engines.jobs import (
     count,
     shares,
 )
-from perflab.engines.loopback import Sshd, stop_pids
+from perflab.engines.loopback import Relay, Sshd, stop_pids
 from perflab.errors import PerflabError
 from perflab.files import atomic_write
+from perflab.net import NET_OPTIONS, NET_RULES, net_env, shaped
 from perflab.options import Opt
 from perflab.workloads.base import Workload
 
@@ -148,11 +151,16 @@ class SagaEngine(JobEngine):
         "ssh_share": "auto",
         "until": "submitted",
         "workers": None,
+        **NET_OPTIONS,
     }
 
     #: Checked (with their own messages) in resolve_options, not by the generic rules.
     option_rules: ClassVar[dict[str, Opt]] = {
-        k: Opt() for k in ["services", "endpoints", "mode", "endpoint", "ssh_share", "url", "until"]
+        **{
+            k: Opt()
+            for k in ["services", "endpoints", "mode", "endpoint", "ssh_share", "url", "until"]
+        },
+        **NET_RULES,
     }
 
     @classmethod
@@ -167,6 +175,11 @@ class SagaEngine(JobEngine):
             raise PerflabError(
                 "engine 'saga': endpoints > 1 needs endpoint=ssh (perflab starts one sshd each)"
             )
+        if shaped(m) and (m["endpoint"] != "ssh" or m["url"]):
+            raise PerflabError(
+                "engine 'saga': net_rtt_ms/net_mbit need endpoint=ssh (the relay stands in "
+                "front of the sshds perflab starts)"
+            )
         return m
 
     def start(self) -> None:
@@ -174,6 +187,7 @@ class SagaEngine(JobEngine):
         os.environ["RADICAL_SAGA_PTY_SSH_TIMEOUT"] = str(SSH_TIMEOUT_S)
         os.environ["RADICAL_SAGA_PTY_SSH_SHAREMODE"] = str(self.opts["ssh_share"])
         self.sshds: list[Sshd] = []
+        self.relays: list[Relay] = []
         self.jobs: list[Any] = []
         if self.opts["url"]:
             urls = [str(self.opts["url"])]
@@ -202,7 +216,15 @@ class SagaEngine(JobEngine):
             self.sshds.append(sshd)
             sshd.start()
         os.environ["PATH"] = f"{self.sshds[0].client_bin}{os.pathsep}{os.environ['PATH']}"
-        return [f"ssh://127.0.0.1:{s.port}/" for s in self.sshds]
+        ports = [s.port for s in self.sshds]
+        if shaped(self.opts):
+            rtt, mbit = self.opts["net_rtt_ms"], self.opts["net_mbit"]
+            for port in ports:
+                relay = Relay(self.run_dir / "net", port, float(rtt or 0), mbit and float(mbit))
+                self.relays.append(relay)
+                relay.start()
+            ports = [r.port for r in self.relays]
+        return [f"ssh://127.0.0.1:{p}/" for p in ports]
 
     def _service(self, url: str) -> Any:
         try:
@@ -330,8 +352,8 @@ class SagaEngine(JobEngine):
         deadline = time.monotonic() + CLOSE_TIMEOUT_S
         for t in closers:
             t.join(timeout=max(0.0, deadline - time.monotonic()))
-        for sshd in getattr(self, "sshds", []):
-            sshd.stop()
+        for server in [*getattr(self, "relays", []), *getattr(self, "sshds", [])]:
+            server.stop()
         # saga's pty shells (and, over ssh, the ssh clients) are this process's children
         try:
             kids = [c.pid for c in psutil.Process().children(recursive=True)]
@@ -339,6 +361,9 @@ class SagaEngine(JobEngine):
             kids = []
         stop_pids(kids, first=signal.SIGHUP)
         stop_pids(self._leftovers())
+
+    def record_env(self) -> dict[str, Any]:
+        return {"net": net_env(self.opts)} if self.opts["endpoint"] == "ssh" else {}
 
     def _leftovers(self) -> list[int]:
         """This user's processes that still carry this run's marks in their environment:

@@ -109,6 +109,7 @@ def main(argv: list[str]) -> int:
         if workload.timeline is not None:
             engine.task_stream_begin()
         result = measure_batches(engine, workload, spec)
+        result["env"] = engine.record_env()
         stream = engine.task_stream_end() if workload.timeline is not None else None
     finally:
         engine.shutdown()

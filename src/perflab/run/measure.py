@@ -341,6 +341,7 @@ def _fill_engine(
         record.measurement[key] = final[key]
     _fill_ideal(record, final)
     record.measurement["warmup_tasks"] = (result["warmup"] or {}).get("tasks", 0)
+    record.env.update(result.get("env") or {})
     if "workload_metrics" in final:  # a workload with its own loop says what it saw
         record.measurement["workload"] = final["workload_metrics"]
     return win["start"], win["end"]
