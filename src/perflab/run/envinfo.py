@@ -85,8 +85,24 @@ def python_version(python: str | None) -> str:
         return "unknown"
 
 
+#: The batch system's variables worth keeping (Slurm's, inside a job): which job and step.
+_SLURM = {
+    "job_id": "SLURM_JOB_ID", "step_id": "SLURM_STEP_ID", "partition": "SLURM_JOB_PARTITION",
+    "node": "SLURMD_NODENAME", "cluster": "SLURM_CLUSTER_NAME",
+}  # fmt: skip
+
+
+def batch_job() -> dict[str, Any] | None:
+    """The Slurm job and step this process runs in (None outside a batch job)."""
+    if "SLURM_JOB_ID" not in os.environ:
+        return None
+    return {"scheduler": "slurm", **{k: os.environ.get(v) for k, v in _SLURM.items()}}
+
+
 def snapshot(packages: Iterable[str] = (), python: str | None = None) -> dict[str, Any]:
-    """Python, platform, CPU, cores, package versions and the load average, taken now."""
+    """Python, platform, CPU, cores, package versions and the load average, taken now (and,
+    inside a batch job, its ids under ``batch``)."""
+    batch = batch_job()
     return {
         "python": python_version(python),
         "python_executable": python,
@@ -96,4 +112,5 @@ def snapshot(packages: Iterable[str] = (), python: str | None = None) -> dict[st
         "cores": os.cpu_count(),
         "packages": package_versions(["perflab", *packages], python),
         "loadavg_before": list(os.getloadavg()),
+        **({"batch": batch} if batch else {}),
     }

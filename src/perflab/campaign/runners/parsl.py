@@ -2,12 +2,19 @@
 
 Use an executor with one worker per node (HTEX ``max_workers_per_node=1``), so that no two
 measurements share a machine.  Results flow back to this process, the store's only writer.
+
+With a ``SlurmProvider`` (docs/slurm.md) the workers run inside Slurm jobs: Slurm is asked
+before anything runs (commands on PATH, munge, the partition: bad input otherwise), a job
+that Slurm cancels or fails turns the runs still waiting for it into failed runs with
+Slurm's own reason, and the jobs of a driver that was killed are cancelled by the next one.
 """
 
 from __future__ import annotations
 
 import time
-from concurrent.futures import as_completed
+import uuid
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from datetime import UTC, datetime
 from typing import Any
 
 from perflab.campaign.runners import RUNNERS
@@ -18,13 +25,53 @@ from perflab.errors import PerflabError
 from perflab.run.record import RunRecord
 from perflab.run.spec import RunSpec
 
+#: Seconds between looks at the Slurm jobs' states while runs are outstanding.
+POLL_S = 2.0
 
-def remote_measure(spec: dict[str, Any]) -> dict[str, Any]:
-    """Runs on the worker: measure one spec there and send the record back."""
+
+def remote_measure(spec: dict[str, Any], runner: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Runs on the worker: measure one spec there and send the record back, its ``env``
+    saying where it ran (``runner``: executor, provider, scheduler)."""
     from perflab.run.measure import measure
     from perflab.run.spec import RunSpec
 
-    return measure(RunSpec.from_dict(spec)).to_dict()
+    record = measure(RunSpec.from_dict(spec)).to_dict()
+    if runner:
+        record["env"]["runner"] = runner
+    return record
+
+
+def describe(config: Any) -> dict[str, Any]:
+    """What the first executor of a Parsl config runs on, for the records' ``env.runner``."""
+    ex = config.executors[0]
+    provider = getattr(ex, "provider", None)
+    name = type(provider).__name__ if provider is not None else None
+    info: dict[str, Any] = {"name": "parsl", "executor": type(ex).__name__, "provider": name}
+    if provider is not None:
+        info["launcher"] = type(getattr(provider, "launcher", None)).__name__
+    info["scheduler"] = "slurm" if slurm_providers(config) else "local"
+    if info["scheduler"] == "slurm":
+        info["partition"] = getattr(provider, "partition", None)
+    return info
+
+
+def slurm_providers(config: Any) -> list[Any]:
+    """The SlurmProviders of a loaded Parsl config's executors."""
+    from parsl.providers import SlurmProvider
+
+    found = [getattr(ex, "provider", None) for ex in config.executors]
+    return [p for p in found if isinstance(p, SlurmProvider)]
+
+
+def check_config(path: str) -> Any:
+    """Load a runner config file and check its batch system before anything is stored
+    (PerflabError naming the file and the cause); returns the loaded config."""
+    from perflab.batch.slurmjobs import check_provider
+
+    config = load_config_file(path)
+    for provider in slurm_providers(config):
+        check_provider(provider, f"parsl config {path}")
+    return config
 
 
 @RUNNERS.register
@@ -33,6 +80,11 @@ class ParslRunner(Runner):
 
     name = "parsl"
     options = {"parsl_config": None}
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        # checked here, before the campaign's lease or any run is taken
+        self.config = check_config(self.opts["parsl_config"]) if self.opts["parsl_config"] else None
 
     def run(
         self,
@@ -46,36 +98,101 @@ class ParslRunner(Runner):
                 "the parsl runner needs a Parsl config file (campaign run --parsl-config, "
                 "tune --runner-config)"
             )
-        run_parsl(store, pending, self.opts["parsl_config"], deadline, on_result)
+        config, self.config = self.config, None
+        if config is None:  # a second run() of this runner: Parsl loads a config once
+            config = check_config(self.opts["parsl_config"])
+        run_parsl(store, pending, config, deadline, on_result)
 
 
 def run_parsl(
     store: Store,
     pending: list[tuple[int, RunSpec]],
-    parsl_config: str,
+    config: Any,
     deadline: float | None,
     on_result: OnResult | None,
 ) -> None:
+    """Send each pending run to the config's workers; store each record as it comes back."""
     import parsl
     from parsl.app.python import PythonApp
 
+    from perflab.batch.slurmjobs import JobWatch, Leftovers
+
+    if not pending:
+        return
     scripts_on_path()
-    config = load_config_file(parsl_config)
+    providers = slurm_providers(config)
+    leftovers = Leftovers() if providers else None
+    if leftovers:
+        leftovers.sweep()
+    info = describe(config)
     dfk = parsl.load(config)
     try:
         app = PythonApp(remote_measure, data_flow_kernel=dfk)
-        futures = {app(spec.to_dict()): seq for seq, spec in pending}
-        for i, fut in enumerate(as_completed(futures), 1):
-            try:
-                record = RunRecord.from_dict(fut.result())
-            except Exception as exc:  # the worker was lost: the run stays pending for a resume
-                print(f"perflab: run {futures[fut]} not measured ({exc}); resume to retry")
-                continue
-            store_result(store, record, futures[fut])
-            if on_result:
-                on_result(record, i, len(futures))
-            if deadline is not None and time.monotonic() > deadline:
-                break
+        futures = {app(spec.to_dict(), info): (seq, spec) for seq, spec in pending}
+        watch = JobWatch(providers) if providers else None
+        _collect(store, futures, watch, leftovers, dfk, deadline, on_result)
     finally:
         dfk.cleanup()
         parsl.clear()
+        if leftovers:
+            leftovers.forget()
+
+
+def _collect(
+    store: Store,
+    futures: dict[Future[Any], tuple[int, RunSpec]],
+    watch: Any,
+    leftovers: Any,
+    dfk: Any,
+    deadline: float | None,
+    on_result: OnResult | None,
+) -> None:
+    left, n = set(futures), 0
+    total = len(futures)
+    while left:
+        done, left = wait(left, timeout=POLL_S, return_when=FIRST_COMPLETED)
+        gone = ""
+        if watch is not None:
+            submitted, alive = watch.poll()
+            pids = [ex.interchange_proc.pid for ex in dfk.executors.values()
+                    if getattr(ex, "interchange_proc", None) is not None]  # fmt: skip
+            leftovers.record(watch.job_ids(), pids)
+            if submitted and not alive and watch.reason():
+                gone = watch.reason()  # nothing left to run them: they fail with its reason
+        for fut in [*done, *(left if gone else [])]:
+            seq, spec = futures[fut]
+            record = _result(fut, spec, gone or (watch.reason() if watch else ""))
+            if record is None:
+                continue
+            store_result(store, record, seq)
+            n += 1
+            if on_result:
+                on_result(record, n, total)
+        if gone or (deadline is not None and time.monotonic() > deadline):
+            return
+
+
+def _result(fut: Future[Any], spec: RunSpec, slurm_reason: str) -> RunRecord | None:
+    """The run's record; a failed record if its Slurm job ended badly; None if the worker
+    was lost otherwise (the run stays pending for a resume)."""
+    if fut.done():
+        try:
+            return RunRecord.from_dict(fut.result())
+        except Exception as exc:
+            if not slurm_reason:
+                print(f"perflab: a run was not measured ({exc}); resume to retry")
+                return None
+    now = datetime.now(UTC).isoformat(timespec="milliseconds")
+    return RunRecord(
+        run_id=uuid.uuid4().hex[:16],
+        campaign=spec.campaign,
+        started_at=now,
+        ended_at=now,
+        target=spec.target,
+        workload=spec.workload,
+        params=dict(spec.params),
+        treatments=sorted(spec.treatments),
+        status="failed",
+        error=f"not run: {slurm_reason}",
+        env={"runner": {"name": "parsl", "scheduler": "slurm"}},
+    )

@@ -1,0 +1,190 @@
+"""What the Parsl runner needs from Slurm besides Parsl: a check before anything runs, the
+state and reason of its jobs while it runs, and the clean-up of a killed driver's jobs.
+
+* ``check_provider`` asks Slurm itself (``scontrol show partition``) whether the commands are
+  on PATH, munge authenticates and the partition exists; one line naming what is wrong.
+* ``JobWatch`` reads each job's state and reason from ``scontrol show job`` (Parsl's
+  SlurmProvider polls once a minute and, without accounting, reports a cancelled job as
+  completed): a job that ended CANCELLED/FAILED/TIMEOUT/… is named with Slurm's own words,
+  including the ``*** JOB … CANCELLED …`` line slurmstepd writes to the job's stderr file
+  (the path Parsl's JobStatus exposes).
+* ``Leftovers`` writes the driver's job ids and its interchange's PID to a private file; the
+  next driver cancels the jobs and stops the interchange of a driver that died (SIGKILL)
+  without doing it, so a resume never waits behind a dead driver's workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from perflab import files
+from perflab.errors import PerflabError
+
+#: Slurm job states that end a job without its work being done.
+BAD_END = {
+    "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
+    "DEADLINE", "PREEMPTED", "REVOKED", "SPECIAL_EXIT",
+}  # fmt: skip
+#: States after which a job holds no worker any more.
+ENDED = BAD_END | {"COMPLETED"}
+COMMANDS = ("sbatch", "squeue", "scontrol", "scancel")
+
+
+def _slurm(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(argv), capture_output=True, text=True, timeout=30, env=env, stdin=subprocess.DEVNULL
+    )
+
+
+def check_provider(provider: Any, where: str) -> None:
+    """PerflabError (one line, naming ``where`` and the cause) unless Slurm's commands are on
+    PATH, the controller answers with munge's credentials and the provider's partition (or
+    any partition, when it names none) exists."""
+    missing = [c for c in COMMANDS if shutil.which(c) is None]
+    if missing:
+        raise PerflabError(
+            f"{where}: SlurmProvider needs Slurm's {', '.join(missing)} on PATH (not found; "
+            "on Debian: apt-get install slurm-client)"
+        )
+    part = provider.partition
+    out = _slurm("scontrol", "show", "partition", *([part] if part else []))
+    text = " ".join((out.stderr or out.stdout).split())
+    if "munge" in text.lower():
+        found = re.search(r"[Mm]unge[^.]*", text)
+        raise PerflabError(
+            f"{where}: Slurm cannot authenticate: munge is not running or refused "
+            f"({found.group(0) if found else text[:200]})"
+        )
+    if part and (out.returncode != 0 and "not found" in text.lower()):
+        raise PerflabError(f"{where}: Slurm partition {part!r} does not exist ({text[:200]})")
+    if out.returncode != 0:
+        raise PerflabError(f"{where}: Slurm does not answer: {text[:300]}")
+    if not part and "PartitionName=" not in out.stdout:
+        raise PerflabError(f"{where}: Slurm has no partition to submit to")
+
+
+def job_state(job_id: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """``JobState``, ``Reason``, ``ExitCode`` … of one job from ``scontrol show job``
+    (empty once the controller forgot it, MinJobAge after it ended)."""
+    out = _slurm("scontrol", "show", "job", "-o", job_id, env=env)
+    if out.returncode != 0:
+        return {}
+    pairs = re.findall(r"(\w+)=(\S*)", out.stdout)
+    return {k: v for k, v in pairs}
+
+
+class JobWatch:
+    """The Slurm jobs of a loaded Parsl config's SlurmProviders: which still hold workers,
+    and why the others ended."""
+
+    def __init__(self, providers: list[Any]) -> None:
+        self.providers = providers
+        self.ended: dict[str, str] = {}  # job id -> Slurm's words, for jobs ended badly
+        self._done: set[str] = set()
+
+    def job_ids(self) -> list[str]:
+        return [str(j) for p in self.providers for j in list(p.resources)]
+
+    def _stderr_of(self, job_id: str) -> str | None:
+        for p in self.providers:
+            if job_id in p.resources:
+                return p.resources[job_id].get("job_stderr_path")
+        return None
+
+    def poll(self) -> tuple[int, int]:
+        """Update the states; returns (jobs submitted, jobs still pending or running)."""
+        ids = self.job_ids()
+        for jid in ids:
+            if jid in self._done:
+                continue
+            st = job_state(jid)
+            state = st.get("JobState", "")
+            if state in ENDED or not st:  # forgotten: long ended
+                self._done.add(jid)
+            if state in BAD_END:
+                self.ended[jid] = self._describe(jid, st)
+        return len(ids), len([j for j in ids if j not in self._done])
+
+    def _describe(self, jid: str, st: dict[str, str]) -> str:
+        words = f"Slurm job {jid} {st.get('JobState')} (Reason={st.get('Reason')}"
+        words += f", ExitCode={st.get('ExitCode')})"
+        path = self._stderr_of(jid)
+        with contextlib.suppress(OSError, TypeError):
+            lines = Path(str(path)).read_text(errors="replace").splitlines()
+            said = [ln.strip() for ln in lines if "***" in ln or "error" in ln.lower()]
+            if said:
+                words += f": {said[-1][:300]}"
+        return words
+
+    def reason(self) -> str:
+        """Why the jobs that ended badly ended, in Slurm's words (empty if none did)."""
+        return "; ".join(self.ended.values())
+
+
+class Leftovers:
+    """This driver's Slurm jobs and interchange, on file while it runs (0600, in a private
+    directory of perflab's home), so that a later driver can clean up after a killed one."""
+
+    def __init__(self) -> None:
+        self.dir = files.home_dir("slurm-drivers")
+        me = psutil.Process()
+        self.path = self.dir / f"{me.pid}-{me.create_time():.2f}.json"
+        self._written: str | None = None
+
+    def record(self, job_ids: list[str], interchanges: list[int]) -> None:
+        procs = []
+        for pid in interchanges:
+            with contextlib.suppress(psutil.Error):
+                procs.append([pid, psutil.Process(pid).create_time()])
+        data = json.dumps(
+            {"jobs": sorted(job_ids), "interchanges": procs,
+             "slurm_conf": os.environ.get("SLURM_CONF")}
+        )  # fmt: skip
+        if data != self._written:
+            files.atomic_write(self.path, data)
+            os.chmod(self.path, 0o600)
+            self._written = data
+
+    def forget(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def sweep(self) -> list[str]:
+        """Cancel the jobs and stop the interchanges of drivers that died without doing it;
+        returns the job ids cancelled."""
+        cancelled: list[str] = []
+        for f in self.dir.glob("*.json"):
+            pid, _, created = f.stem.partition("-")
+            if _alive(int(pid), float(created)) if pid.isdigit() else True:
+                continue
+            with contextlib.suppress(OSError, ValueError):
+                data = json.loads(f.read_text())
+                for ipid, ictime in data.get("interchanges", []):
+                    if _alive(int(ipid), float(ictime)):
+                        with contextlib.suppress(psutil.Error):
+                            psutil.Process(int(ipid)).kill()
+                jobs = [str(j) for j in data.get("jobs", [])]
+                if jobs and shutil.which("scancel"):
+                    env = dict(os.environ)
+                    if data.get("slurm_conf"):
+                        env["SLURM_CONF"] = data["slurm_conf"]
+                    _slurm("scancel", *jobs, env=env)
+                    cancelled += jobs
+            f.unlink(missing_ok=True)
+        return cancelled
+
+
+def _alive(pid: int, created: float) -> bool:
+    try:
+        p = psutil.Process(pid)
+        return abs(p.create_time() - created) < 0.05 and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
