@@ -338,8 +338,8 @@ def main() -> int:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     try:
         cluster.start()
         print(f"export SLURM_CONF={cluster.conf}", flush=True)

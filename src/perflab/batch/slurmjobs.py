@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ BAD_END = {
 }  # fmt: skip
 #: States after which a job holds no worker any more.
 ENDED = BAD_END | {"COMPLETED"}
+#: Seconds to wait for slurmstepd's line in the job's stderr file once a job ended badly.
+STDERR_WAIT_S = 3.0
 COMMANDS = ("sbatch", "squeue", "scontrol", "scancel")
 
 
@@ -59,10 +62,10 @@ def check_provider(provider: Any, where: str) -> None:
     out = _slurm("scontrol", "show", "partition", *([part] if part else []))
     text = " ".join((out.stderr or out.stdout).split())
     if "munge" in text.lower():
-        found = re.search(r"[Mm]unge[^.]*", text)
+        found = re.search(r"Munge (?:en|de)code failed: ([^(]*)", text)
         raise PerflabError(
-            f"{where}: Slurm cannot authenticate: munge is not running or refused "
-            f"({found.group(0) if found else text[:200]})"
+            f"{where}: Slurm cannot authenticate: munge is not running or refused it "
+            f"({found.group(1).strip() if found else text[:200]})"
         )
     if part and (out.returncode != 0 and "not found" in text.lower()):
         raise PerflabError(f"{where}: Slurm partition {part!r} does not exist ({text[:200]})")
@@ -118,12 +121,18 @@ class JobWatch:
         words = f"Slurm job {jid} {st.get('JobState')} (Reason={st.get('Reason')}"
         words += f", ExitCode={st.get('ExitCode')})"
         path = self._stderr_of(jid)
-        with contextlib.suppress(OSError, TypeError):
-            lines = Path(str(path)).read_text(errors="replace").splitlines()
-            said = [ln.strip() for ln in lines if "***" in ln or "error" in ln.lower()]
-            if said:
-                words += f": {said[-1][:300]}"
-        return words
+        said: list[str] = []
+        # slurmstepd's own line (*** JOB 7 ON node CANCELLED AT … ***), which it writes as
+        # it kills the job, a moment after the controller already says CANCELLED
+        deadline = time.monotonic() + STDERR_WAIT_S
+        while path and not said:
+            with contextlib.suppress(OSError):
+                said = [ln.strip() for ln in Path(path).read_text(errors="replace").splitlines()
+                        if "***" in ln]  # fmt: skip
+            if said or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        return f"{words}: {said[-1][:300]}" if said else words
 
     def reason(self) -> str:
         """Why the jobs that ended badly ended, in Slurm's words (empty if none did)."""
@@ -163,8 +172,9 @@ class Leftovers:
         cancelled: list[str] = []
         for f in self.dir.glob("*.json"):
             pid, _, created = f.stem.partition("-")
-            if _alive(int(pid), float(created)) if pid.isdigit() else True:
-                continue
+            with contextlib.suppress(ValueError):
+                if _alive(int(pid), float(created)):
+                    continue
             with contextlib.suppress(OSError, ValueError):
                 data = json.loads(f.read_text())
                 for ipid, ictime in data.get("interchanges", []):

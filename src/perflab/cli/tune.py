@@ -72,6 +72,10 @@ def tune_cmd(
                               f"fastest run so far {best:,.1f}")  # fmt: skip
 
     candidates = [f.strip() for f in factor_list.split(",") if f.strip()]
+    if runner == "parsl" and runner_config:  # its batch system, before a stage is stored
+        from perflab.campaign.runners.parsl import check_config
+
+        check_config(str(resolved(runner_config)))
     result = tune(
         Store(store_path), name, base_spec(o), candidates, budget, list(o["catalogs"]),
         seed, pairs, runner, on_stage, search, parsl_config=resolved(runner_config),

@@ -193,6 +193,6 @@ def _result(fut: Future[Any], spec: RunSpec, slurm_reason: str) -> RunRecord | N
         params=dict(spec.params),
         treatments=sorted(spec.treatments),
         status="failed",
-        error=f"not run: {slurm_reason}",
+        error=f"lost with its Slurm job: {slurm_reason}",
         env={"runner": {"name": "parsl", "scheduler": "slurm"}},
     )
