@@ -13,12 +13,15 @@ import base64
 import multiprocessing
 import os
 import warnings
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
 from perflab.report.context import Context
-from perflab.report.figures import FIGURES
+from perflab.report.figures import FIGURES, NotDrawn
 
 #: Point layers with more points than this are rasterised in the SVG (never in the PNG).
 RASTER_POINTS = 2_000
@@ -41,34 +44,64 @@ def jobs() -> int:
     return max(1, min(4, int(idle + 0.5)))
 
 
-def draw(ctx: Context, name: str, out: Path) -> dict[str, str] | None:
+def draw(ctx: Context, name: str, out: Path) -> dict[str, str]:
     """Figure ``name`` as ``out/name.png`` and ``.svg``: its entry for the page (the PNG
-    inlined), or None when the data cannot show it."""
+    inlined), or, when the data cannot show it or the drawn figure fails a check of
+    ``perflab.report.integrity``, an entry with ``reason`` and no file written."""
+    fig = FIGURES.get(name)
+    with _laid_out(ctx, name) as (made, problems):
+        if made is None or problems:
+            return {"name": name, "title": fig.title, "reason": "; ".join(problems)}
+        figure, caption = made
+        kwargs: dict[str, Any] = {"fname": out / f"{name}.png", "dpi": figure.get_dpi()}
+        figure.savefig(**kwargs)
+        _rasterise_dense(figure)
+        figure.savefig(**{**kwargs, "fname": out / f"{name}.svg"})
+    png = base64.b64encode((out / f"{name}.png").read_bytes()).decode()
+    return {"name": name, "title": fig.title, "caption": caption, "png": png}
+
+
+def inspect(ctx: Context, name: str) -> list[str]:
+    """What keeps figure ``name`` from being drawn (empty when it is drawn): the reason its
+    data cannot show it, or the integrity checks it fails once laid out as for the PNG."""
+    with _laid_out(ctx, name) as (_, problems):
+        return problems
+
+
+@contextmanager
+def _laid_out(ctx: Context, name: str) -> Iterator[tuple[tuple[Any, str] | None, list[str]]]:
+    """Figure ``name`` built and laid out as the PNG will be (closed on exit), with the
+    problems that keep it from the page; ``None`` instead of (figure, caption) when the
+    figure function declined."""
+    import matplotlib.pyplot as plt
+    from plotnine import theme
     from plotnine._utils.context import plot_context
 
+    from perflab.report import integrity
+
     fig = FIGURES.get(name)
-    made = fig.make(ctx)
+    try:
+        made = fig.make(ctx)
+    except NotDrawn as exc:
+        yield None, [str(exc)]
+        return
     if made is None:
-        return None
+        yield None, ["the data cannot show it"]
+        return
     plot, caption = made
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        view = plot.save_helper(
-            out / f"{name}.png", width=fig.width, height=fig.height, dpi=DPI, verbose=False
-        )
+        # a copy, as plotnine's save does: the checks read the copy's built layers
+        built = deepcopy(plot) + theme(figure_size=(fig.width, fig.height), dpi=DPI)
+        figure = built.draw(show=False)
         try:
-            with plot_context(plot).rc_context:
-                _uniform_points(view.figure)
-                _layout_once(view.figure, view.kwargs["dpi"])
-                view.figure.savefig(**view.kwargs)
-                _rasterise_dense(view.figure)
-                view.figure.savefig(**{**view.kwargs, "fname": out / f"{name}.svg"})
+            with plot_context(built).rc_context:
+                _uniform_points(figure)
+                _layout_once(figure, figure.get_dpi())
+                problems = integrity.data_problems(built) + integrity.canvas_problems(figure)
+                yield (figure, caption), problems
         finally:
-            import matplotlib.pyplot as plt
-
-            plt.close(view.figure)
-    png = base64.b64encode((out / f"{name}.png").read_bytes()).decode()
-    return {"name": name, "title": fig.title, "caption": caption, "png": png}
+            plt.close(figure)
 
 
 def _layout_once(figure: Any, dpi: float) -> None:
@@ -134,16 +167,16 @@ def _rasterise_dense(figure: Any) -> None:
             coll.set_rasterized(True)
 
 
-def _draw_in_worker(name: str, out: Path) -> dict[str, str] | None:
+def _draw_in_worker(name: str, out: Path) -> dict[str, str]:
     assert _CTX is not None
     return draw(_CTX, name, out)
 
 
 def render_figures(
     ctx: Context, out: Path, workers: int | None = None, names: list[str] | None = None
-) -> tuple[list[dict[str, str]], list[str]]:
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """Every registered figure (or those ``names``) as PNG and SVG in ``out``, in registry
-    order; returns the drawn and the names of the skipped."""
+    order; returns the drawn and the not drawn (name, title and the reason)."""
     global _CTX
     out.mkdir(parents=True, exist_ok=True)
     names = list(FIGURES) if names is None else names
@@ -162,6 +195,6 @@ def render_figures(
             _CTX = None
     else:
         entries = [draw(ctx, name, out) for name in names]
-    drawn = [e for e in entries if e is not None]
-    skipped = [n for n, e in zip(names, entries, strict=True) if e is None]
+    drawn = [e for e in entries if "reason" not in e]
+    skipped = [e for e in entries if "reason" in e]
     return drawn, skipped

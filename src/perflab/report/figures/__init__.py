@@ -3,8 +3,9 @@ the seed's file name with ``@figure(name, title)``; modules are discovered, so a
 is one new file.
 
 A figure function takes the report Context and returns a plotnine plot and a caption saying
-what it shows and how to read it, or None when the data cannot show it (e.g. no sequences
-for a PCA).
+what it shows and how to read it, or raises NotDrawn saying why the data cannot show it (e.g.
+no sequences for a PCA); None means the same without a reason. Whatever a function returns is
+still checked (``perflab.report.integrity``) before it is written.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
 
 #: What a figure function returns: a plot and its caption, or None when it cannot be drawn.
 Result: TypeAlias = "tuple[ggplot, str] | None"
+
+
+class NotDrawn(Exception):  # noqa: N818 (an outcome, not an error)
+    """Raised by a figure function whose data cannot show it; the message says why."""
 
 
 @dataclass

@@ -5,20 +5,20 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 from plotnine import (
     aes,
     geom_abline,
+    geom_blank,
     geom_point,
     ggplot,
     labs,
     scale_color_gradient2,
-    scale_x_continuous,
-    scale_y_continuous,
     theme_bw,
 )
 
 from perflab.report.context import Context
-from perflab.report.figures import Result, figure
+from perflab.report.figures import NotDrawn, Result, figure
 
 
 def _partner(ctx: Context, f: str) -> str | None:
@@ -31,23 +31,28 @@ def _partner(ctx: Context, f: str) -> str | None:
 def _scatter(ctx: Context, f: str, colour_by: str | None) -> Result:
     d = ctx.deltas[ctx.deltas["factor"] == f]
     if d.empty:
-        return None
+        raise NotDrawn(f"no measured pair of sets X and X+{{{f}}}")
     d, note = ctx.sample(d)
-    d = d.assign(already=d[f"had_{colour_by}"].map({True: "yes", False: "no"}) if colour_by else "")
     lo = float(min(d["before"].min(), d["after"].min()))
     hi = float(max(d["before"].max(), d["after"].max()))
+    # both axes span the same range (the diagonal at 45 degrees), each with the scale's
+    # own margin, so no point sits on the panel's edge
+    square = pd.DataFrame({"before": [lo, hi], "after": [lo, hi]})
+    if colour_by:
+        d = d.assign(already=d[f"had_{colour_by}"].map({True: "yes", False: "no"}))
+        p = ggplot(d, aes("before", "after", colour="already"))
+    else:
+        p = ggplot(d, aes("before", "after"))
     p = (
-        ggplot(d, aes("before", "after", colour="already"))
+        p
         + geom_point(alpha=0.6)
+        + geom_blank(aes("before", "after"), data=square, inherit_aes=False)
         + geom_abline(slope=1, intercept=0, linetype="dashed")
         + theme_bw()
-        + labs(
-            x="µs/task before",
-            y=f"µs/task after adding {f}",
-            colour=f"{colour_by} already applied" if colour_by else "",
-        )
+        + labs(x="µs/task before", y=f"µs/task after adding {f}")
     )
-    p = p + scale_x_continuous(limits=(lo, hi)) + scale_y_continuous(limits=(lo, hi))
+    if colour_by:
+        p = p + labs(colour=f"{colour_by}\nalready applied")
     return p, (
         f"Each point is a measured pair of treatment sets X and X+{{{f}}}{note}. On the "
         "dashed diagonal the factor changed nothing; below it, it made runs faster. "
@@ -75,14 +80,16 @@ def before_after(ctx: Context) -> Result:
 @figure("4_before_after_scatter_flip", "Before/after scatter of its strongest partner")
 def before_after_flip(ctx: Context) -> Result:
     top, partner = _top_pair(ctx)
-    return _scatter(ctx, partner, top) if partner else None
+    if partner is None:
+        raise NotDrawn(f"no interaction names a partner of {top}")
+    return _scatter(ctx, partner, top)
 
 
 @figure("7_colour", "Per-factor log2 fraction saved", height=6)
 def colour(ctx: Context) -> Result:
     d = ctx.deltas[(ctx.deltas["before"] > 0) & (ctx.deltas["after"] > 0)]
     if d.empty:
-        return None
+        raise NotDrawn("no measured pair with positive times before and after")
     d, note = ctx.sample(d)
     d = d.assign(log2=np.log2(d["after"] / d["before"]))
     p = (

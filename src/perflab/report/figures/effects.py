@@ -21,7 +21,7 @@ from plotnine import (
 )
 
 from perflab.report.context import Context
-from perflab.report.figures import Result, figure
+from perflab.report.figures import NotDrawn, Result, figure
 
 
 def _effects(a: dict[str, Any], label: str = "") -> pd.DataFrame:
@@ -63,6 +63,8 @@ def _bars(df: pd.DataFrame, dodge: bool = False) -> ggplot:
 
 @figure("1_means", "Mean effect of each factor")
 def means(ctx: Context) -> Result:
+    if all(v["effect_us"] is None for v in ctx.analysis["factors"].values()):
+        raise NotDrawn("no factor's effect is estimable (each is aliased with others)")
     p = _bars(_effects(ctx.analysis)) + theme(legend_position="none")
     return p, (
         "Average change in µs/task from adding each factor to a treatment set drawn like "
@@ -71,11 +73,25 @@ def means(ctx: Context) -> Result:
     )
 
 
+def _without(ctx: Context) -> dict[str, Any]:
+    """The analysis without the logging factors, when it estimates at least one effect."""
+    if not ctx.without:
+        raise NotDrawn("no factor is tagged as logging (and --without named none)")
+    gone = ", ".join(ctx.without)
+    a = ctx.analysis_without
+    if a is None:
+        raise NotDrawn(f"too few runs without {gone} to analyse")
+    if not a["factors"] or all(v["effect_us"] is None for v in a["factors"].values()):
+        raise NotDrawn(
+            f"the {a['dataset']['runs']} runs without {gone} ({a['dataset']['sets']} sets) "
+            "estimate no factor's effect"
+        )
+    return a
+
+
 @figure("1_means_keep_logs", "Mean effects without the logging factors")
 def means_keep_logs(ctx: Context) -> Result:
-    if ctx.analysis_without is None:
-        return None
-    p = _bars(_effects(ctx.analysis_without)) + theme(legend_position="none")
+    p = _bars(_effects(_without(ctx))) + theme(legend_position="none")
     return p, (
         f"The same, using only the runs without {', '.join(ctx.without)}: what each other "
         "factor does when logging stays on. This is not the first plot minus some bars: "
@@ -85,15 +101,19 @@ def means_keep_logs(ctx: Context) -> Result:
 
 @figure("1_means_both", "Mean effects: all runs vs without the logging factors")
 def means_both(ctx: Context) -> Result:
-    if ctx.analysis_without is None:
-        return None
-    keep = set(ctx.analysis_without["factors"])
+    without = _without(ctx)
+    keep = {f for f, v in without["factors"].items() if v["effect_us"] is not None}
     both = pd.concat(
         [
             _effects(ctx.analysis, "all runs").loc[lambda d: d["factor"].isin(keep)],
-            _effects(ctx.analysis_without, f"without {', '.join(ctx.without)}"),
+            _effects(without, f"without {', '.join(ctx.without)}").loc[
+                lambda d: d["factor"].isin(keep)
+            ],
         ]
     )
+    both = both[both["effect"].notna()]
+    if both["view"].nunique() < 2:
+        raise NotDrawn("no factor has an estimated effect in both views")
     return _bars(both, dodge=True) + labs(fill=""), (
         "Both views side by side: a factor whose bar grows without the logging factors saves "
         "more when logging is on."

@@ -20,7 +20,7 @@ from plotnine import (
 )
 
 from perflab.report.context import Context
-from perflab.report.figures import Result, figure
+from perflab.report.figures import NotDrawn, Result, figure
 
 
 def _fit_plot(ctx: Context, name: str) -> Result:
@@ -93,7 +93,7 @@ def lm6_tiles(ctx: Context) -> Result:
             {"a": r["b"], "b": r["a"], "v": r["effect_us"]},
         ]
     if not rows:
-        return None
+        raise NotDrawn("no interaction is assessable (an estimate for every pair is needed)")
     df = pd.DataFrame(rows)
     p = (
         ggplot(df, aes("a", "b", fill="v"))

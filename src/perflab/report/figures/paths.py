@@ -17,7 +17,7 @@ from plotnine import (
 )
 
 from perflab.report.context import Context
-from perflab.report.figures import Result, figure
+from perflab.report.figures import NotDrawn, Result, figure
 
 
 def _steps(ctx: Context, which: str) -> pd.DataFrame:
@@ -41,7 +41,7 @@ def _steps(ctx: Context, which: str) -> pd.DataFrame:
 
 def _waterfall(ctx: Context, which: str, rate: bool) -> Result:
     if len(ctx.analysis["paths"][which]) < 2:
-        return None
+        raise NotDrawn("the path has no step (the best set is the untreated set)")
     df = _steps(ctx, which)
     y, y0 = ("rate", "prev_rate") if rate else ("us", "prev_us")
     df["lo"] = np.minimum(df[y], df[y0])
@@ -78,7 +78,7 @@ def _waterfall(ctx: Context, which: str, rate: bool) -> Result:
 def _treemap(ctx: Context, which: str) -> Result:
     steps = ctx.analysis["paths"][which]
     if len(steps) < 2:
-        return None
+        raise NotDrawn("the path has no step (the best set is the untreated set)")
     parts = [
         {"label": f"remaining ({steps[-1]['us_per_task']:,.0f})", "v": steps[-1]["us_per_task"]}
     ]

@@ -17,17 +17,22 @@ from plotnine import (
 )
 
 from perflab.report.context import Context
-from perflab.report.figures import Result, figure
+from perflab.report.figures import NotDrawn, Result, figure
+
+NO_PATHS = (
+    "fewer than 3 complete paths from the untreated set (a PCA of path vectors needs every "
+    "step of at least 3 paths measured)"
+)
 
 
 @figure("8_pca_biplot", "PCA of path vectors (biplot)")
 def pca_biplot(ctx: Context) -> Result:
     pca = ctx.analysis["pca"]
     if not pca:
-        return None
+        raise NotDrawn(NO_PATHS)
     sc = pd.DataFrame(pca["scores"], columns=["pc1", "pc2"][: len(pca["scores"][0])])
     if "pc2" not in sc:
-        return None
+        raise NotDrawn("the path vectors have a single principal component")
     ld = pd.DataFrame(
         [
             {"factor": f, "x": v[0], "y": v[1] if len(v) > 1 else 0.0}
@@ -55,7 +60,7 @@ def pca_biplot(ctx: Context) -> Result:
 def pca_scree(ctx: Context) -> Result:
     pca = ctx.analysis["pca"]
     if not pca:
-        return None
+        raise NotDrawn(NO_PATHS)
     evr = pca["explained_variance_ratio"]
     df = pd.DataFrame({"pc": np.arange(1, len(evr) + 1), "v": evr})
     p = (

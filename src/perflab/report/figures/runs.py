@@ -18,14 +18,14 @@ from plotnine import (
 )
 
 from perflab.report.context import Context
-from perflab.report.figures import Result, figure
+from perflab.report.figures import NotDrawn, Result, figure
 
 
 @figure("shapley", "Shapley attribution")
 def shapley_bars(ctx: Context) -> Result:
     sh = ctx.analysis["shapley"]
     if not sh["values"]:
-        return None
+        raise NotDrawn("the best set is the untreated set: nothing to attribute")
     df = pd.DataFrame({"factor": list(sh["values"]), "v": list(sh["values"].values())})
     df["factor"] = pd.Categorical(
         df["factor"], categories=list(df.sort_values("v")["factor"])[::-1]
@@ -52,7 +52,7 @@ def replicates(ctx: Context) -> Result:
     counts = df["key"].value_counts()
     keys = list(counts[counts >= 2].index[:30])
     if not keys:
-        return None
+        raise NotDrawn("no treatment set was run more than once")
     df = df[df["key"].isin(keys)]
     df["set"] = df["key"].map(lambda k: ",".join(ctx.ds.names_of(int(k))) or "untreated")
     q = df.groupby("set")["y"].quantile(np.array([0.0, 0.25, 0.5, 0.75, 1.0])).unstack()
@@ -80,7 +80,7 @@ def replicates(ctx: Context) -> Result:
 def drift(ctx: Context) -> Result:
     span = float(np.ptp(ctx.ds.t))
     if span <= 0:
-        return None
+        raise NotDrawn("the runs have no time span (no timestamps)")
     # Elapsed time on a plain axis: mizani's datetime breaks fail on spans of seconds.
     unit, scale = (
         ("hours", 3600.0) if span > 7200 else ("minutes", 60.0) if span > 120 else ("seconds", 1.0)

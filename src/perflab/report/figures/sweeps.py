@@ -18,7 +18,7 @@ from plotnine import (
 )
 
 from perflab.report.context import Context
-from perflab.report.figures import Result, figure
+from perflab.report.figures import NotDrawn, Result, figure
 
 
 def sweep_frame(sweeps: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
@@ -71,7 +71,7 @@ def line_chart(df: pd.DataFrame, y: str, lo: str, hi: str, ylab: str, xlab: str)
 def _factor_chart(ctx: Context, index: int) -> Result:
     sweeps = ctx.analysis.get("sweeps") or {}
     if len(sweeps) <= index:
-        return None
+        raise NotDrawn(f"the campaign sweeps {len(sweeps)} factor(s) over levels")
     name = list(sweeps)[index]
     df = sweep_frame({name: sweeps[name]})
     metric = ctx.ds.metric
@@ -101,7 +101,7 @@ def sweep_speedup(ctx: Context) -> Result:
     sweeps = ctx.analysis.get("sweeps") or {}
     scaled = [f for f, pts in sweeps.items() if pts and "speedup" in pts[0]]
     if not scaled:
-        return None
+        raise NotDrawn("no swept factor is a scale (a speed-up needs numeric levels)")
     name = scaled[0]
     df = sweep_frame({name: sweeps[name]})
     ci = list(zip(df["speedup_ci"], df["speedup"], strict=True))
