@@ -17,8 +17,9 @@ import psutil
 import pytest
 
 from conftest import ROOT
+from perflab import PerflabError
 from perflab.engines.loopback import Relay, Sshd, port_open
-from perflab.net import net_env, shaped
+from perflab.net import net_env, resolve_net, shaped
 from perflab.net.relay import Link
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -182,6 +183,15 @@ def test_bad_relay_arguments_are_refused() -> None:
         r = subprocess.run([sys.executable, "-m", "perflab.net.relay", *bad],
                            capture_output=True, text=True, env=ENV)  # fmt: skip
         assert r.returncode == 2 and why in r.stderr.strip().splitlines()[-1]
+
+
+def test_net_levels_are_numbers_in_range_whatever_form_they_come_in() -> None:
+    assert resolve_net("saga", {"net_rtt_ms": "200", "net_mbit": 5}) == {
+        "net_rtt_ms": 200.0, "net_mbit": 5.0,
+    }  # fmt: skip
+    for bad in ({"net_rtt_ms": "x"}, {"net_rtt_ms": True}, {"net_mbit": 0}, {"net_rtt_ms": 1e5}):
+        with pytest.raises(PerflabError, match=f"engine 'e': option {next(iter(bad))} must"):
+            resolve_net("e", dict(bad))
 
 
 def test_net_options_say_what_a_run_used() -> None:

@@ -16,7 +16,7 @@ from perflab.engines.affinity import cpu_list, role_cores, worker_affinity
 from perflab.engines.loopback import Relay, free_port
 from perflab.engines.parsl_common import ParslEngine, log_config
 from perflab.errors import PerflabError, insecure_refusal
-from perflab.net import NET_OPTIONS, NET_RULES, net_env, shaped
+from perflab.net import NET_OPTIONS, NET_RULES, net_env, resolve_net, shaped
 from perflab.options import Opt
 
 #: HTEX constructor arguments that perflab options map onto (None: keep Parsl's default).
@@ -45,6 +45,10 @@ class HtexEngine(ParslEngine):
         "cores_per_worker": Opt(float, above=0),
         **NET_RULES,
     }
+
+    @classmethod
+    def resolve_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+        return resolve_net(cls.name, super().resolve_options(options))
 
     @classmethod
     def insecure(cls, options: dict[str, Any], parsl_config: str | None) -> str | None:

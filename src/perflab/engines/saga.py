@@ -49,7 +49,7 @@ from perflab.engines.jobs import (
 from perflab.engines.loopback import Relay, Sshd, stop_pids
 from perflab.errors import PerflabError
 from perflab.files import atomic_write
-from perflab.net import NET_OPTIONS, NET_RULES, net_env, shaped
+from perflab.net import NET_OPTIONS, NET_RULES, net_env, resolve_net, shaped
 from perflab.options import Opt
 from perflab.workloads.base import Workload
 
@@ -165,7 +165,7 @@ class SagaEngine(JobEngine):
 
     @classmethod
     def resolve_options(cls, options: dict[str, Any]) -> dict[str, Any]:
-        m = super().resolve_options(options)
+        m = resolve_net(cls.name, super().resolve_options(options))
         m["endpoint"] = choice(cls.name, m, "endpoint", ("fork", "ssh"))
         m["mode"] = choice(cls.name, m, "mode", MODES)
         m["ssh_share"] = choice(cls.name, m, "ssh_share", ("auto", "no"))
@@ -220,7 +220,7 @@ class SagaEngine(JobEngine):
         if shaped(self.opts):
             rtt, mbit = self.opts["net_rtt_ms"], self.opts["net_mbit"]
             for port in ports:
-                relay = Relay(self.run_dir / "net", port, float(rtt or 0), mbit and float(mbit))
+                relay = Relay(self.run_dir / "net", port, rtt or 0.0, mbit)
                 self.relays.append(relay)
                 relay.start()
             ports = [r.port for r in self.relays]

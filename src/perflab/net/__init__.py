@@ -9,17 +9,40 @@ says so (``env.net.mechanism``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from perflab.errors import PerflabError
 from perflab.options import Opt
 
 #: Engine options that put a network between the workers and their server (None: direct).
 NET_OPTIONS: dict[str, Any] = {"net_rtt_ms": None, "net_mbit": None}
-#: Round trips up to 10 s (a satellite link is ~600 ms); rates from 0.01 Mbit/s to 100 Gbit/s.
-NET_RULES: dict[str, Opt] = {
-    "net_rtt_ms": Opt(float, lo=0, hi=10000),
-    "net_mbit": Opt(float, above=0, hi=100000),
-}
+#: Each option's inclusive range: round trips up to 10 s (a satellite link is ~600 ms);
+#: rates from 0.01 Mbit/s to 100 Gbit/s (0 would be no link at all).
+NET_RANGES: dict[str, tuple[float, float]] = {"net_rtt_ms": (0, 10000), "net_mbit": (0.01, 1e5)}
+#: For the engines' generic option check: ``resolve_net`` checks these (numbers may come
+#: as text, e.g. from the seed-001 tables' string options).
+NET_RULES: dict[str, Opt] = {k: Opt() for k in NET_OPTIONS}
+
+
+def resolve_net(engine: str, opts: dict[str, Any]) -> dict[str, Any]:
+    """``opts`` with the network options as floats; PerflabError naming the option if one
+    is not a number in its range."""
+    for key, (lo, hi) in NET_RANGES.items():
+        raw = opts.get(key)
+        if raw is None:
+            continue
+        try:
+            value = float(raw) if not isinstance(raw, bool) else math.nan
+        except (TypeError, ValueError):
+            value = math.nan
+        if not lo <= value <= hi:  # NaN fails too
+            raise PerflabError(
+                f"engine {engine!r}: option {key} must be a number in [{lo:g}, {hi:g}] "
+                f"(got {raw!r})"
+            )
+        opts[key] = value
+    return opts
 
 
 def shaped(opts: dict[str, Any]) -> bool:
@@ -31,9 +54,9 @@ def net_env(opts: dict[str, Any]) -> dict[str, Any]:
     """The record's ``env.net``: the mechanism and the levels a run used."""
     if not shaped(opts):
         return {"mechanism": "direct"}
-    rtt = opts.get("net_rtt_ms")
+    rtt, mbit = opts.get("net_rtt_ms"), opts.get("net_mbit")
     return {
         "mechanism": "relay",
         "rtt_ms": float(rtt) if rtt is not None else 0.0,
-        "mbit": float(opts["net_mbit"]) if opts.get("net_mbit") is not None else None,
+        "mbit": float(mbit) if mbit is not None else None,
     }
