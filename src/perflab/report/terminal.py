@@ -190,14 +190,11 @@ def num(v: float | None, fmt: str = ",.1f") -> str:
     return "n/a" if v is None else format(v, fmt)
 
 
-def speedup_text(a: dict[str, Any]) -> str:
-    """The best set's claimed speed-up with its interval (the old JSON has none)."""
-    sp = a.get("best_speedup") or {}
-    ratio = sp.get("ratio") or (a["base_us"] / a["best_us"] if a["best_us"] > 0 else float("nan"))
-    ci = sp.get("ci")
-    text = f"{ratio:.2f}x" + (f" (95% CI {ci[0]:.2f}..{ci[1]:.2f}x)" if ci else " (no interval)")
-    pi = sp.get("pi_us")
-    return text + (f"; one run: {pi[0]:,.0f}..{pi[1]:,.0f} µs/task (95% PI)" if pi else "")
+def summary_lines(a: dict[str, Any]) -> list[tuple[str, str]]:
+    """The headline as (label, text): the analysis' own ``summary`` wording, which the HTML
+    page and the JSON carry too (an analysis JSON from before it: none)."""
+    sm = a.get("summary")
+    return list(sm["lines"].items()) if sm else []
 
 
 def print_analysis(a: dict[str, Any]) -> None:
@@ -210,10 +207,8 @@ def print_analysis(a: dict[str, Any]) -> None:
         f"{len(d['factors'])} factors"
         + (f"; without {', '.join(d['without'])}" if d["without"] else "")
     )
-    console.print(
-        f"base {a['base_us']:,.1f} µs/task -> best predicted {a['best_us']:,.1f} µs/task, "
-        f"{speedup_text(a)}, with " + escape("[" + (", ".join(a["best_set"]) or "nothing") + "]")
-    )
+    for label, text in summary_lines(a):
+        console.print(f"[bold]{label}[/bold]: " + escape(text))
     for f in a.get("best_state_dependent", []):
         console.print(
             f"[yellow]state dependence[/yellow]: {f} helps slow sets and hurts fast ones "
