@@ -28,6 +28,7 @@ needs_root = pytest.mark.skipif(
 _PRELUDE = """
 import os, sys, json
 {imports}
+{prepare}
 os.chdir("/")
 os.setgroups([])
 os.setgid({uid})
@@ -39,14 +40,19 @@ def report(**kw):
 """
 
 
-def as_nobody(code: str, *, preimport: tuple[str, ...] = (), timeout: float = 60) -> dict[str, Any]:
+def as_nobody(
+    code: str, *, preimport: tuple[str, ...] = (), prepare: str = "", timeout: float = 60
+) -> dict[str, Any]:
     """Run ``code`` as uid nobody; it calls ``report(**outcome)`` once. Returns the outcome.
 
     ``preimport`` modules are imported while still root (the interpreter's files are not
-    readable by nobody here); everything the attack does happens after the drop.
+    readable by nobody here), and ``prepare`` runs then: what he owns anyway (his own
+    certificate) made with libraries that import lazily. Everything the attack does happens
+    after the drop.
     """
     imports = "\n".join(f"import {m}" for m in preimport)
-    script = _PRELUDE.format(imports=imports, uid=NOBODY) + textwrap.dedent(code)
+    script = _PRELUDE.format(imports=imports, prepare=textwrap.dedent(prepare), uid=NOBODY)
+    script += textwrap.dedent(code)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFLAB")}
     proc = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout, env=env
