@@ -60,8 +60,8 @@ DAEMONS = ("slurmctld", "slurmd", "slurmstepd", "munged", "slurmscriptd")
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
-    c = SlurmCluster(tmp_path_factory.mktemp("slurm") / "cluster")
+def cluster() -> Iterator[SlurmCluster]:
+    c = SlurmCluster()  # under $TMPDIR, named after this PID: swept if pytest is SIGKILLed
     c.start()
     daemons = [p.pid for p in c.procs.values()]
     try:
@@ -259,3 +259,35 @@ def test_a_stopped_cluster_leaves_no_process_and_no_job(tmp_path: Path) -> None:
         daemons = [p.pid for p in c.procs.values()]
     assert _left(str(c.root), daemons) == []
     assert all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in steps)
+
+
+CHILD = """
+import sys, time
+from perflab.batch.slurm import SlurmCluster
+c = SlurmCluster()
+c.start()
+print(c.root, *[p.pid for p in c.procs.values()], flush=True)
+time.sleep(300)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_owner_leaves_nothing_behind(sig: signal.Signals) -> None:
+    """SIGTERM: the owner stops its cluster before dying; SIGKILL: the next start() (here
+    its sweep alone) stops the dead owner's cluster."""
+    from perflab.batch.slurm import sweep_dead_clusters
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    owner = subprocess.Popen([sys.executable, "-c", CHILD], env=env, stdout=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    assert owner.stdout is not None
+    root, *pids = owner.stdout.readline().split()
+    daemons = [int(p) for p in pids]
+    assert len(daemons) == 3 and _left(root, daemons)
+    owner.send_signal(sig)
+    assert owner.wait(timeout=60) == -sig
+    if sig == signal.SIGKILL:
+        assert _left(root, daemons), "nothing could stop them"
+        sweep_dead_clusters()
+    assert _left(root, daemons) == []
+    assert not Path(root).exists()

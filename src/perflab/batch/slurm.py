@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from types import FrameType
@@ -108,6 +109,7 @@ class SlurmCluster:
         with the daemon's log if one does not come up; whatever started is stopped)."""
         sweep_dead_clusters()
         atexit.register(self.stop)
+        _stop_on_sigterm(self)
         try:
             self._start_munged()
             self._write_conf()
@@ -263,8 +265,33 @@ class SlurmCluster:
         kill_marked(str(self.root), str(self.conf))
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
+        if self in _LIVE:
+            _LIVE.remove(self)
         if self._made_root:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+#: Clusters of this process that SIGTERM must stop (atexit does not run on a signal).
+_LIVE: list[SlurmCluster] = []
+
+
+def _stop_on_sigterm(cluster: SlurmCluster) -> None:
+    """Stop ``cluster`` if this process gets SIGTERM while SIGTERM would otherwise just end it
+    (Python's default): then die of SIGTERM as before. A handler someone else installed
+    (a CLI's, the script's) is left alone; it ends in atexit."""
+    _LIVE.append(cluster)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        for c in list(_LIVE):
+            c.stop()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_term)
 
 
 def _port_open(port: int) -> bool:
