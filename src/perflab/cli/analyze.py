@@ -7,6 +7,7 @@ import json
 import click
 
 from perflab.cli.app import err_console, json_option, main, names, shown_warnings, store_option
+from perflab.errors import PerflabError
 
 
 @main.command("analyze")
@@ -28,6 +29,9 @@ from perflab.cli.app import err_console, json_option, main, names, shown_warning
 @click.option("--order", default=None, metavar="A,B,C", help="Also a path in this order.")
 @click.option("--metric", default="us_per_task", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--wide", is_flag=True, help="Every table column, wider than the terminal if need be."
+)
 @store_option
 @json_option
 def analyze_cmd(
@@ -38,6 +42,7 @@ def analyze_cmd(
     order: str | None,
     metric: str,
     seed: int,
+    wide: bool,
     store_path: str | None,
     as_json: bool,
 ) -> None:
@@ -55,7 +60,7 @@ def analyze_cmd(
     if as_json:
         click.echo(json.dumps(result, default=float))
     else:
-        print_analysis(result)
+        print_analysis(result, wide)
 
 
 @main.command("report")
@@ -73,10 +78,27 @@ def analyze_cmd(
     metavar="A,B",
     help="Factors left out for the 1_means_keep_logs view (default: the logging factors).",
 )
+@click.option(
+    "--before-after",
+    "before_after",
+    multiple=True,
+    metavar="FACTOR[:COLOUR_BY]",
+    help="Also a before/after scatter of FACTOR's exact X -> X+{FACTOR} pairs, coloured by "
+    "whether COLOUR_BY was already applied (repeatable).",
+)
 @click.option("--metric", default="us_per_task", show_default=True)
+@click.option(
+    "--wide", is_flag=True, help="Every table column, wider than the terminal if need be."
+)
 @store_option
 def report_cmd(
-    source: str, output: str | None, without: str | None, metric: str, store_path: str | None
+    source: str,
+    output: str | None,
+    without: str | None,
+    before_after: tuple[str, ...],
+    metric: str,
+    wide: bool,
+    store_path: str | None,
 ) -> None:
     """Report on SOURCE (a campaign or a dataset CSV): every figure of the seed write-up in
     one offline HTML file, or a terminal summary."""
@@ -84,13 +106,17 @@ def report_cmd(
 
     from perflab.analysis import analyze
     from perflab.campaign.source import load
+    from perflab.report.context import parse_before_after
     from perflab.report.html import report_source
     from perflab.report.terminal import print_analysis
 
+    chosen = parse_before_after(list(before_after))
     if output is None:
+        if chosen:
+            raise PerflabError("--before-after draws figures: give -o DIR for the report")
         with shown_warnings():
             result = analyze(load(source, store_path, metric)).to_json()
-        print_analysis(result)
+        print_analysis(result, wide)
         return
     with (
         shown_warnings(),
@@ -103,5 +129,5 @@ def report_cmd(
         ) as progress,
     ):
         progress.add_task(f"analysing {source} and drawing figures")
-        path = report_source(source, store_path, output, names(without), metric)
+        path = report_source(source, store_path, output, names(without), metric, chosen)
     click.echo(str(path.resolve()))

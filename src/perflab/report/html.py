@@ -27,11 +27,14 @@ def write_report(
     out_dir: str | Path,
     title: str,
     without: list[str] | None = None,
+    before_after: list[tuple[str, str | None]] | None = None,
 ) -> Path:
-    """Analyse, draw every figure, and write ``out_dir/report.html`` (+ figures/, analysis.json)."""
+    """Analyse, draw every figure, and write ``out_dir/report.html`` (+ figures/,
+    analysis.json). ``before_after``: extra before/after scatters, each (factor, the factor
+    to colour by or None); an unknown factor raises PerflabError before anything is written."""
     t0 = time.perf_counter()
     out = Path(out_dir)
-    ctx = build(ds, runs, without)
+    ctx = build(ds, runs, without, before_after=before_after)
     a = ctx.analysis
     drawn, skipped = render_figures(ctx, out / "figures")
     (out / "analysis.json").write_text(json.dumps(a, default=float, indent=1))
@@ -97,9 +100,10 @@ def report_source(
     out_dir: str | Path,
     without: list[str] | None = None,
     metric: str = "us_per_task",
+    before_after: list[tuple[str, str | None]] | None = None,
 ) -> Path:
     """Report on a campaign (by name) or a dataset CSV."""
     from perflab.campaign.source import open_source
 
     src = open_source(source, store_path, metric)
-    return write_report(src.dataset(metric), src.runs, out_dir, source, without)
+    return write_report(src.dataset(metric), src.runs, out_dir, source, without, before_after)

@@ -48,7 +48,7 @@ def draw(ctx: Context, name: str, out: Path) -> dict[str, str]:
     """Figure ``name`` as ``out/name.png`` and ``.svg``: its entry for the page (the PNG
     inlined), or, when the data cannot show it or the drawn figure fails a check of
     ``perflab.report.integrity``, an entry with ``reason`` and no file written."""
-    fig = FIGURES.get(name)
+    fig = ctx.figure(name)
     with _laid_out(ctx, name) as (made, problems):
         if made is None or problems:
             return {"name": name, "title": fig.title, "reason": "; ".join(problems)}
@@ -79,7 +79,7 @@ def _laid_out(ctx: Context, name: str) -> Iterator[tuple[tuple[Any, str] | None,
 
     from perflab.report import integrity
 
-    fig = FIGURES.get(name)
+    fig = ctx.figure(name)
     try:
         made = fig.make(ctx)
     except NotDrawn as exc:
@@ -175,11 +175,11 @@ def _draw_in_worker(name: str, out: Path) -> dict[str, str]:
 def render_figures(
     ctx: Context, out: Path, workers: int | None = None, names: list[str] | None = None
 ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """Every registered figure (or those ``names``) as PNG and SVG in ``out``, in registry
-    order; returns the drawn and the not drawn (name, title and the reason)."""
+    """Every registered figure and the report's own (or those ``names``) as PNG and SVG in
+    ``out``, in registry order; returns the drawn and the not drawn (name, title, reason)."""
     global _CTX
     out.mkdir(parents=True, exist_ok=True)
-    names = list(FIGURES) if names is None else names
+    names = [*FIGURES, *ctx.extra] if names is None else names
     workers = min(workers or jobs(), len(names))
     if workers > 1:
         # imported before forking, so each worker does not import (and warm) them again

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
@@ -197,9 +198,88 @@ def summary_lines(a: dict[str, Any]) -> list[tuple[str, str]]:
     return list(sm["lines"].items()) if sm else []
 
 
-def print_analysis(a: dict[str, Any]) -> None:
+@dataclass
+class Col:
+    """A column of a fitted table: ``drop`` orders what goes first when the terminal is
+    too narrow (None: never dropped); ``no_wrap`` keeps a cell on one line (names, numbers),
+    other cells wrap between words, never inside one."""
+
+    header: str
+    justify: Literal["left", "right"] = "left"
+    drop: int | None = None
+    no_wrap: bool = False
+
+
+def _widths(col: Col, cells: list[str]) -> tuple[int, int]:
+    """(narrowest, natural) width of a column: a no-wrap cell whole, else its longest word."""
+    from rich.cells import cell_len
+
+    texts = [col.header, *cells]
+    natural = max(cell_len(t) for t in texts)
+    if col.no_wrap:
+        return max(cell_len(col.header), natural), natural
+    return max(cell_len(w) for t in texts for w in (t.split() or [""])), natural
+
+
+def fitted_table(
+    console: Console, title: str, cols: list[Col], rows: list[list[str]], wide: bool
+) -> tuple[Table, list[str], int | None]:
+    """A table that fits the console without cutting a name or a word: droppable columns go,
+    least important first, until the narrowest layout fits; ``wide`` keeps every column at
+    its natural width. Returns the table, the headers left out and the width to print it
+    at (None: the console's).
+
+    The widths are set here, not by rich: rich narrows an over-wide table by shrinking its
+    wrapping columns to nothing and then every column evenly, cutting names."""
+    droppable = sorted((c for c in cols if c.drop is not None), key=lambda c: c.drop or 0)
+    left_out: list[str] = []
+    while True:
+        shown = [i for i, c in enumerate(cols) if c.header not in left_out]
+        spans = [_widths(cols[i], [r[i] for r in rows]) for i in shown]
+        frame = 3 * len(shown) + 1  # a border and one space of padding each side
+        if wide:
+            widths = [hi for _, hi in spans]
+            break
+        room = console.width - frame
+        if sum(lo for lo, _ in spans) <= room or len(left_out) == len(droppable):
+            widths = [lo for lo, _ in spans]
+            spare = room - sum(widths)
+            # the columns that need least to be whole first, so one long column does not
+            # take the room several short ones need
+            for k in sorted(range(len(spans)), key=lambda k: spans[k][1] - spans[k][0]):
+                grow = max(0, min(spans[k][1] - widths[k], spare))
+                widths[k] += grow
+                spare -= grow
+            break
+        left_out.append(droppable[len(left_out)].header)
+    table = Table(title=title, title_justify="left")
+    for i, w in zip(shown, widths, strict=True):
+        c = cols[i]
+        table.add_column(c.header, justify=c.justify, no_wrap=c.no_wrap, width=w)
+    for r in rows:
+        table.add_row(*[r[i] for i in shown])
+    return table, left_out, (max(console.width, sum(widths) + frame) if wide else None)
+
+
+def _print_fitted(
+    console: Console, title: str, cols: list[Col], rows: list[list[str]], wide: bool
+) -> None:
+    table, left_out, width = fitted_table(console, title, cols, rows, wide)
+    # wider than the terminal on request: a console of that width (print's own width
+    # argument is capped at the console's)
+    (Console(width=width) if width else console).print(table)
+    if left_out:
+        console.print(
+            f"[dim](left out to fit {console.width} columns: {', '.join(left_out)}; "
+            "--wide shows every column)[/dim]"
+        )
+
+
+def print_analysis(a: dict[str, Any], wide: bool = False) -> None:
     """The terminal summary of an analysis: every claim with its interval, and labelled
-    "significant after correction" or "exploratory"."""
+    "significant after correction" or "exploratory". Tables fit the terminal without
+    cutting a factor's name (less important columns are left out and named); ``wide``
+    shows every column."""
     console = Console()
     d = a["dataset"]
     console.print(
@@ -214,20 +294,28 @@ def print_analysis(a: dict[str, Any]) -> None:
             f"[yellow]state dependence[/yellow]: {f} helps slow sets and hurts fast ones "
             "(its benefit may not hold near the optimum)"
         )
-    _effects_table(console, a)
+    _effects_table(console, a, wide)
     if "headline" in a:
         console.print(escape(a["headline"]["text"]))
     assessable = [r for r in a["interactions"] if r["effect_us"] is not None]
     if assessable:
-        inter = Table(
-            title="strongest interactions: T(X+a+b) - T(X+a) - T(X+b) + T(X)",
-            title_justify="left",
+        _print_fitted(
+            console,
+            "strongest interactions: T(X+a+b) - T(X+a) - T(X+b) + T(X)",
+            [
+                # one column, wrapping between the names: two long names side by side
+                # leave no room for the numbers
+                Col("a × b"),
+                Col("effect", "right", no_wrap=True),
+                Col("95% CI", "right", drop=1),
+                Col("claim"),
+            ],
+            [
+                [f"{r['a']} × {r['b']}", num(r["effect_us"]), ci_text(r), r.get("claim", "")]
+                for r in assessable[:5]
+            ],
+            wide,
         )
-        for col in ("a", "b", "effect", "95% CI", "claim"):
-            inter.add_column(col)
-        for r in assessable[:5]:
-            inter.add_row(r["a"], r["b"], num(r["effect_us"]), ci_text(r), r.get("claim", ""))
-        console.print(inter)
     elif not a.get("interactions_note"):  # a note is the headline already
         console.print("interactions: none assessable (the pairwise model has no residual df)")
     sh = a["shapley"]
@@ -250,13 +338,18 @@ def print_analysis(a: dict[str, Any]) -> None:
         )
 
 
-def _effects_table(console: Console, a: dict[str, Any]) -> None:
-    table = Table(title="per-factor effects (µs/task; negative = faster)", title_justify="left")
-    for col in ("factor", "category", "effect", "95% CI", "p (Holm)", "claim", "mean delta"):
-        table.add_column(col, justify="left" if col in ("factor", "category", "claim") else "right")
-    rows = sorted(a["factors"].items(), key=lambda kv: num_key(kv[1]["effect_us"]))
-    for f, v in rows:
-        table.add_row(
+def _effects_table(console: Console, a: dict[str, Any], wide: bool = False) -> None:
+    cols = [
+        Col("factor", no_wrap=True),
+        Col("category", drop=0, no_wrap=True),
+        Col("effect", "right", no_wrap=True),
+        Col("95% CI", "right"),
+        Col("p (Holm)", "right", drop=2, no_wrap=True),
+        Col("claim"),
+        Col("mean delta", "right", drop=1, no_wrap=True),
+    ]
+    rows = [
+        [
             f,
             v["category"],
             num(v["effect_us"]),
@@ -264,8 +357,10 @@ def _effects_table(console: Console, a: dict[str, Any]) -> None:
             num(v.get("p_adj"), ".3g"),
             v.get("claim", ""),
             num(v["mean_delta_us"]),
-        )
-    console.print(table)
+        ]
+        for f, v in sorted(a["factors"].items(), key=lambda kv: num_key(kv[1]["effect_us"]))
+    ]
+    _print_fitted(console, "per-factor effects (µs/task; negative = faster)", cols, rows, wide)
 
 
 def num_key(v: float | None) -> float:

@@ -18,7 +18,7 @@ from plotnine import (
 )
 
 from perflab.report.context import Context
-from perflab.report.figures import NotDrawn, Result, figure
+from perflab.report.figures import Figure, NotDrawn, Result, figure
 
 
 def _partner(ctx: Context, f: str) -> str | None:
@@ -69,6 +69,14 @@ def _top_pair(ctx: Context) -> tuple[str, str | None]:
     fs = ctx.analysis["factors"]
     top = min(fs, key=lambda f: math.inf if fs[f]["effect_us"] is None else fs[f]["effect_us"])
     return top, _partner(ctx, top)
+
+
+def chosen_figure(f: str, colour_by: str | None) -> Figure:
+    """The before/after scatter of factor ``f`` coloured by ``colour_by``, as the user chose
+    it (``--before-after F:C``): a figure of that one report, not of the registry."""
+    name = f"4_before_after_{f}" + (f"_by_{colour_by}" if colour_by else "")
+    title = f"Before/after scatter of {f}" + (f" coloured by {colour_by}" if colour_by else "")
+    return Figure(name, title, lambda ctx: _scatter(ctx, f, colour_by))
 
 
 @figure("4_before_after_scatter", "Before/after scatter of the strongest factor")
