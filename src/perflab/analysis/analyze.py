@@ -18,7 +18,7 @@ from perflab.analysis.effects import factor_entries, state_dependence
 from perflab.analysis.inference import Fit, model_matrix, one_blas_thread
 from perflab.analysis.inferred import Inference, coef01, infer, noise_report
 from perflab.analysis.pca import pca_of_paths
-from perflab.analysis.search import Values, forbidden_pairs, path, shapley
+from perflab.analysis.search import Values, category_rank, forbidden_pairs, path, shapley
 from perflab.analysis.setstats import covariates
 from perflab.analysis.sweeps import sweep_section
 from perflab.errors import PerflabError
@@ -272,7 +272,8 @@ def _search(
     """The best set, the Shapley attribution from ``from_set`` to ``to_set`` and the paths."""
     idx = {f: j for j, f in enumerate(ds.factors)}
     requires = [(idx[a], idx[b]) for a, b in ds.meta.requires if a in idx and b in idx]
-    rec = recommend(pred, ds.factors, forbidden_pairs(ds), requires, seed)
+    ranks = [category_rank(ds, f) for f in ds.factors]
+    rec = recommend(pred, ds.factors, forbidden_pairs(ds), requires, seed, ranks)
     bkey = rec["key"]
     base_us, base_measured = values(0)
     start = ds.key_of(from_set or [])
@@ -293,6 +294,8 @@ def _search(
         "best_set_raw": ds.names_of(rec["raw_key"]),
         "best_speedup": rec["speedup"],
         "best_members": rec["members"],
+        "best_dropped": rec["dropped"],
+        "best_unsupported": rec["unsupported"],
         "base_us": base_us,
         "base_measured": base_measured,
         "shapley": {

@@ -197,7 +197,7 @@ def search(
     pred: Predictor, bad: np.ndarray, requires: list[tuple[int, int]], seed: int = 0
 ) -> tuple[int, str]:
     """The fastest allowed, estimable set: exhaustive up to MAX_EXACT factors, else local search
-    by single flips from random starts."""
+    by single flips from starts chosen by the fit (``seed`` is kept for callers; unused)."""
     k = pred.k
     if k <= MAX_EXACT:
         best_key, best = 0, math.inf
@@ -209,10 +209,14 @@ def search(
             if v[i] < best:
                 best_key, best = int(keys[i]), float(v[i])
         return best_key, "exhaustive over estimable allowed sets"
-    rng = np.random.default_rng(seed)
+    # Starts that no factor's name or position chooses: the first r factors by how much each
+    # alone saves from the empty set (r = 0 .. k), so renaming a factor changes nothing.
+    singles = np.array([0] + [1 << j for j in range(k)], dtype=np.int64)
+    lin0, _ = pred.ranking(singles)
+    order = np.lexsort((np.arange(k), np.round(lin0[1:] - lin0[0], 9)))
     best_key, best = 0, math.inf
-    for _ in range(32):
-        key = int((rng.random(k) < 0.5) @ (1 << np.arange(k)))
+    for r in range(k + 1):
+        key = int(sum(1 << int(j) for j in order[:r]))
         cur = math.inf
         while True:
             flips = np.array([key] + [key ^ (1 << j) for j in range(k)], dtype=np.int64)
@@ -222,6 +226,6 @@ def search(
             if v[i] >= cur - 1e-12:
                 break
             key, cur = int(flips[i]), float(v[i])
-        if cur < best:
+        if cur < best - 1e-12:
             best_key, best = key, cur
-    return best_key, "local search (32 starts) over estimable allowed sets"
+    return best_key, f"local search ({k + 1} starts) over estimable allowed sets"

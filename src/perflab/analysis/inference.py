@@ -206,7 +206,10 @@ class Columns:
             self.names = self.names + between
         self.f, self.pairs, self.w = f, pairs, s.n
         m = len(f)
-        self.part = np.random.default_rng(seed).permutation(m) % folds
+        # a set's fold follows the order of the runs, not its key: renaming or reordering the
+        # factors must not change which sets are held out together
+        by_run = np.argsort(np.argsort(s.first)) if len(s.first) == m else np.arange(m)
+        self.part = np.random.default_rng(seed).permutation(m)[by_run] % folds
         sw = np.sqrt(self.w)[:, None]
         self.fold_g = [_syrk(f[self.part == k] * sw[self.part == k]) for k in range(folds)]
         self.g = np.sum(self.fold_g, axis=0)

@@ -34,6 +34,8 @@ class SetStats:
     sgg: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))  # (m, q, q) centred
     sgy: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (m, q) centred g·y
     sgly: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (m, q) centred g·log y
+    #: (m,) each set's first run's index: an order of the sets no factor's name or column sets
+    first: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     @property
     def runs(self) -> int:
@@ -129,6 +131,7 @@ def collapse(
             sgg[:, a, b] = sgg[:, b, a] = np.bincount(inv, weights=dg[a] * dg[b], minlength=m)
     stats = SetStats(
         keys=uk,
+        first=first,
         x=x[first].astype(np.int8),
         n=n,
         mean=mean,
