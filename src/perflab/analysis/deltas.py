@@ -66,3 +66,48 @@ def naive_deltas(ds: Dataset) -> pd.DataFrame:
             for k in with_[same]:
                 rows.append((f, ds.y[i], ds.y[k], ds.y[k] - ds.y[i]))
     return pd.DataFrame(rows, columns=["factor", "before", "after", "delta"])
+
+
+#: The deltas CSV's leading columns (docs/contracts.md); one boolean column per factor follows.
+DELTAS_COLUMNS = ["factor", "before", "after", "delta"]
+
+
+def run_pairs(ds: Dataset, d: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The seed's deltas frame: one row per pair of *runs* X, X+{t} (the set-level rows of
+    ``deltas`` expanded, each standing for ``weight`` run pairs), in the contract's columns:
+    factor, before, after, delta (after - before, µs/task), then one boolean per factor,
+    whether it was in X (the row's own factor: False, X lacks it).
+
+    The plain mean of ``delta`` over a factor's rows is its ``mean_delta_us``."""
+    d = deltas(ds) if d is None else d
+    keys = ds.keys
+    order = np.argsort(keys, kind="stable")  # runs by set, in dataset order within a set
+    sorted_keys = keys[order]
+    start = np.searchsorted(sorted_keys, d["base_key"].to_numpy(dtype=np.int64), "left")
+    stop = np.searchsorted(sorted_keys, d["base_key"].to_numpy(dtype=np.int64), "right")
+    bits = np.array([np.int64(1) << ds.factors.index(f) for f in d["factor"]], dtype=np.int64)
+    after_keys = d["base_key"].to_numpy(dtype=np.int64) | bits
+    a_start = np.searchsorted(sorted_keys, after_keys, "left")
+    a_stop = np.searchsorted(sorted_keys, after_keys, "right")
+    b_idx, a_idx, row = [], [], []
+    for r in range(len(d)):
+        before = order[start[r] : stop[r]]
+        after = order[a_start[r] : a_stop[r]]
+        b_idx.append(np.repeat(before, len(after)))  # every before run with every after run
+        a_idx.append(np.tile(after, len(before)))
+        row.append(np.full(len(before) * len(after), r))
+    bi = np.concatenate(b_idx) if b_idx else np.zeros(0, dtype=np.int64)
+    ai = np.concatenate(a_idx) if a_idx else np.zeros(0, dtype=np.int64)
+    ri = np.concatenate(row) if row else np.zeros(0, dtype=np.int64)
+    out = pd.DataFrame(
+        {
+            "factor": d["factor"].to_numpy()[ri],
+            "before": ds.y[bi],
+            "after": ds.y[ai],
+        }
+    )
+    out["delta"] = out["after"] - out["before"]
+    x = ds.x[bi].astype(bool)
+    for j, f in enumerate(ds.factors):
+        out[f] = x[:, j]
+    return out
