@@ -11,7 +11,8 @@ prefetch 0 with its 95% interval (Holm-corrected p over all of them), the intera
 grows", each effect's change from the smallest RTT to the largest with its interval.
 
 ``levels``: mean tasks/s with a 95% t-interval for each level of one numeric factor (the
-saga rows over ``net_rtt_ms``, the services curve), plus the env.net each run recorded.
+saga rows over ``net_rtt_ms``, the services curve), plus the env.net each run recorded; over
+``net_rtt_ms``, also the line seconds/task = a + b·RTT (b: round trips each task waits for).
 """
 
 from __future__ import annotations
@@ -60,6 +61,16 @@ def levels(df: pd.DataFrame, by: str) -> None:
     for level, g in df.groupby(by):
         m, lo, hi = t_interval(g["tasks_per_s"])
         print(f"  {by}={level:g}: {m:.2f} tasks/s (95% CI {lo:.2f}-{hi:.2f}, n={len(g)})")
+    if by == "net_rtt_ms" and df[by].nunique() > 1:
+        import statsmodels.formula.api as smf
+
+        # seconds per task = a + b * RTT: b is the number of round trips each task waits for
+        d = pd.DataFrame({"s": 1 / df["tasks_per_s"], "rtt_s": df[by] / 1000})
+        fit = smf.ols("s ~ rtt_s", data=d).fit()
+        (a_lo, b_lo), (a_hi, b_hi) = fit.conf_int(0.05).values.T
+        a, b = fit.params["Intercept"], fit.params["rtt_s"]
+        print(f"  s/task = {a * 1000:.1f} ms (95% CI {a_lo * 1000:.1f}-{a_hi * 1000:.1f}) + "
+              f"{b:.2f} (95% CI {b_lo:.2f}-{b_hi:.2f}) x RTT; R2 {fit.rsquared:.3f}")  # fmt: skip
 
 
 def prefetch(df: pd.DataFrame, figure: str | None) -> None:
