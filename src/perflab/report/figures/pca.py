@@ -20,8 +20,8 @@ from perflab.report.context import Context
 from perflab.report.figures import NotDrawn, Result, figure
 
 NO_PATHS = (
-    "fewer than 3 complete paths from the untreated set (a PCA of path vectors needs every "
-    "step of at least 3 paths measured)"
+    "fewer than 3 paths from the untreated set with every step measured (the campaign's "
+    "sequences, or chains of exact X -> X+{t} pairs reconstructed from the runs)"
 )
 
 
@@ -51,8 +51,9 @@ def pca_biplot(ctx: Context) -> Result:
         + labs(x=f"PC1 ({evr[0]:.0%})", y=f"PC2 ({evr[1]:.0%})")
     )
     return p, (
-        "Each point is a measured sequence (its vector of per-factor deltas along the path); "
-        "arrows are factor loadings. Factors pointing opposite ways trade off: either-or."
+        "Each point is a path from the untreated set (its vector of per-factor deltas along "
+        f"the path; {pca.get('note') or 'the campaign sequences'}); arrows are factor "
+        "loadings. Factors pointing opposite ways trade off: either-or."
     )
 
 
