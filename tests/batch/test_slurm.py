@@ -291,3 +291,21 @@ def test_a_killed_owner_leaves_nothing_behind(sig: signal.Signals) -> None:
         sweep_dead_clusters()
     assert _left(root, daemons) == []
     assert not Path(root).exists()
+
+
+def test_the_measured_htex_gets_its_workers_from_slurm(work: Path, cluster: SlurmCluster) -> None:
+    from perflab.batch.provider_ab import write_configs
+
+    configs = write_configs(work, cluster.partition, 2)
+    env = _env(work, cluster)
+    argv = ["run", "--target", "parsl-htex", "--parsl-config", str(configs["slurm"]),
+            "--workload", "noop", "--tasks", "300", "--json"]  # fmt: skip
+    proc = _perflab(work, env, *argv)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rec = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert rec["status"] == "ok" and rec["tasks"] == 300
+    assert rec["env"]["parsl"] == {
+        "executor": "HighThroughputExecutor", "provider": "SlurmProvider",
+        "launcher": "SrunLauncher", "scheduler": "slurm", "partition": cluster.partition,
+    }  # fmt: skip
+    assert cluster.jobs() == []  # the run's cleanup cancelled its block

@@ -62,6 +62,23 @@ def load_config_file(path: str) -> Any:
     return config
 
 
+def where_workers_run(config: Any) -> dict[str, Any]:
+    """The first executor of a loaded config: its class, provider, launcher and scheduler
+    (``slurm`` for a SlurmProvider, else ``local`` or the provider's label), for a record's
+    ``env``: which system the run used, so that it can be a factor."""
+    ex = config.executors[0]
+    provider = getattr(ex, "provider", None)
+    info: dict[str, Any] = {"executor": type(ex).__name__, "provider": None}
+    if provider is not None:
+        label = str(getattr(provider, "label", "") or "")
+        info["provider"] = type(provider).__name__
+        info["launcher"] = type(getattr(provider, "launcher", None)).__name__
+        info["scheduler"] = label if label and label != "local" else "local"
+        if label == "slurm":
+            info["partition"] = getattr(provider, "partition", None)
+    return info
+
+
 def _line_in(exc: BaseException, path: Path) -> int | None:
     line = None
     for frame in traceback.extract_tb(exc.__traceback__):
@@ -94,6 +111,7 @@ class ParslEngine(Engine):
         config = load_config_file(self.parsl_config) if self.parsl_config else self.build_config()
         config.run_dir = str(self.run_dir / "runinfo")
         self.tune(config)
+        self.workers_from = where_workers_run(config)
         began = time.monotonic()
         self.dfk = parsl.load(config)
         self._launch_initial_blocks(time.monotonic() - began)
@@ -117,6 +135,9 @@ class ParslEngine(Engine):
 
     def tune(self, config: Any) -> None:
         """Apply explicitly given options to a user-supplied config (hook for subclasses)."""
+
+    def record_env(self) -> dict[str, Any]:
+        return {"parsl": getattr(self, "workers_from", {})}
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         app = self._apps.get(fn)

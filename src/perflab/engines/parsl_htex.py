@@ -143,7 +143,7 @@ class HtexEngine(ParslEngine):
                 relay.stop()
 
     def record_env(self) -> dict[str, Any]:
-        return {"net": net_env(self.opts)}
+        return {**super().record_env(), "net": net_env(self.opts)}
 
     def _refuse_unencrypted(self, config: Any) -> None:
         """What shows only once the config is built: a release without encryption, or a

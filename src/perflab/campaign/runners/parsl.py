@@ -20,7 +20,7 @@ from typing import Any
 from perflab.campaign.runners import RUNNERS
 from perflab.campaign.runners.base import OnResult, Runner, store_result
 from perflab.campaign.store import Store
-from perflab.engines.parsl_common import load_config_file, scripts_on_path
+from perflab.engines.parsl_common import load_config_file, scripts_on_path, where_workers_run
 from perflab.errors import PerflabError
 from perflab.run.record import RunRecord
 from perflab.run.spec import RunSpec
@@ -42,17 +42,8 @@ def remote_measure(spec: dict[str, Any], runner: dict[str, Any] | None = None) -
 
 
 def describe(config: Any) -> dict[str, Any]:
-    """What the first executor of a Parsl config runs on, for the records' ``env.runner``."""
-    ex = config.executors[0]
-    provider = getattr(ex, "provider", None)
-    name = type(provider).__name__ if provider is not None else None
-    info: dict[str, Any] = {"name": "parsl", "executor": type(ex).__name__, "provider": name}
-    if provider is not None:
-        info["launcher"] = type(getattr(provider, "launcher", None)).__name__
-    info["scheduler"] = "slurm" if slurm_providers(config) else "local"
-    if info["scheduler"] == "slurm":
-        info["partition"] = getattr(provider, "partition", None)
-    return info
+    """What the runner's workers run on, for the records' ``env.runner``."""
+    return {"name": "parsl", **where_workers_run(config)}
 
 
 def slurm_providers(config: Any) -> list[Any]:
