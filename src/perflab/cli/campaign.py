@@ -117,6 +117,57 @@ def campaign_create(
         )
 
 
+@campaign.command("extend")
+@click.argument("name")
+@click.option(
+    "--factors",
+    "factor_list",
+    default=None,
+    metavar="A,B",
+    help="New factors, off in every earlier run; each planned set is run again with each "
+    "new factor added (exact pairs).",
+)
+@click.option(
+    "--design",
+    default=None,
+    cls=RegistryChoice,
+    registry=_designs,
+    help="Another design over the campaign's factors (sets already planned are skipped).",
+)
+@click.option("--design-opt", "design_opts", multiple=True, metavar="KEY=VALUE")
+@click.option("--replicates", type=int, default=1, show_default=True)
+@click.option("--seed", type=int, help="Random seed for the design and the run order.")
+@store_option
+@json_option
+def campaign_extend(
+    name: str,
+    factor_list: str | None,
+    design: str | None,
+    design_opts: tuple[str, ...],
+    replicates: int,
+    seed: int | None,
+    store_path: str | None,
+    as_json: bool,
+) -> None:
+    """Grow campaign NAME by new factors or another design: one campaign, one dataset."""
+    store = Store(store_path)
+    factors = [f.strip() for f in (factor_list or "").split(",") if f.strip()]
+    with shown_warnings():
+        rec = _plan().extend_campaign(
+            store, name, factors, design, kv(design_opts, "--design-opt"), replicates, seed
+        )
+    counts = store.counts(name)
+    if as_json:
+        click.echo(json.dumps({**rec, "counts": counts}))
+    else:
+        what = f"factors {', '.join(factors)}" if factors else f"design {design}"
+        click.echo(
+            f"campaign {name} extended by {what}: {rec['sets']} sets x {replicates} "
+            f"replicates = {rec['runs']} runs planned ({counts['planned']} in all); "
+            f"run them with: perflab campaign run {name}"
+        )
+
+
 @campaign.command("run")
 @click.argument("name")
 @runner_option

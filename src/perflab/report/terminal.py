@@ -305,7 +305,7 @@ def print_analysis(a: dict[str, Any], wide: bool = False) -> None:
             [
                 # one column, wrapping between the names: two long names side by side
                 # leave no room for the numbers
-                Col("a × b"),
+                Col("pair"),
                 Col("effect", "right", no_wrap=True),
                 Col("95% CI", "right", drop=1),
                 Col("claim"),
