@@ -309,3 +309,23 @@ def test_the_measured_htex_gets_its_workers_from_slurm(work: Path, cluster: Slur
         "launcher": "SrunLauncher", "scheduler": "slurm", "partition": cluster.partition,
     }  # fmt: skip
     assert cluster.jobs() == []  # the run's cleanup cancelled its block
+
+
+def test_a_failed_job_fails_its_runs_with_what_it_said(work: Path, cluster: SlurmCluster) -> None:
+    """A worker_init that goes wrong (a venv that is not there): the jobs FAIL at once, and
+    the runs say so instead of waiting for workers forever."""
+    text = (work / "slurm.py").read_text()
+    bad = text.replace('worker_init="export PATH=', 'worker_init="source /no/venv/bin/activate'
+                       ' || exit 3; export PATH=')  # fmt: skip
+    assert bad != text
+    (work / "broken.py").write_text(bad)
+    env = _env(work, cluster)
+    _create(work, env, "f", "./score.sh")
+    proc = _perflab(work, env, "campaign", "run", "f", "--runner", "parsl", "--parsl-config",
+                    "broken.py", "--store", str(work / "s.db"), "--json")  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["failed"] == 12
+    for r in Store(work / "s.db").records("f"):
+        assert "FAILED (Reason=NonZeroExitCode, ExitCode=3:0)" in str(r.error)
+        assert "/no/venv/bin/activate: No such file or directory" in str(r.error)
+    assert cluster.jobs() == []

@@ -35,6 +35,8 @@ BAD_END = {
     "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
     "DEADLINE", "PREEMPTED", "REVOKED", "SPECIAL_EXIT",
 }  # fmt: skip
+#: States in which Slurm killed the job (slurmstepd says so in the job's stderr file).
+KILLED = {"CANCELLED", "TIMEOUT", "DEADLINE", "PREEMPTED", "OUT_OF_MEMORY"}
 #: States after which a job holds no worker any more.
 ENDED = BAD_END | {"COMPLETED"}
 #: Seconds to wait for slurmstepd's line in the job's stderr file once a job ended badly.
@@ -121,14 +123,16 @@ class JobWatch:
         words = f"Slurm job {jid} {st.get('JobState')} (Reason={st.get('Reason')}"
         words += f", ExitCode={st.get('ExitCode')})"
         path = self._stderr_of(jid)
+        killed = st.get("JobState") in KILLED
         said: list[str] = []
-        # slurmstepd's own line (*** JOB 7 ON node CANCELLED AT … ***), which it writes as
-        # it kills the job, a moment after the controller already says CANCELLED
-        deadline = time.monotonic() + STDERR_WAIT_S
-        while path and not said:
+        # a killed job: slurmstepd's own line (*** JOB 7 ON node CANCELLED AT … ***), written
+        # as it kills the job, a moment after the controller already says so; a job that
+        # failed by itself: the last line its script wrote (a worker_init that went wrong)
+        deadline = time.monotonic() + (STDERR_WAIT_S if killed else 0)
+        while path:
             with contextlib.suppress(OSError):
-                said = [ln.strip() for ln in Path(path).read_text(errors="replace").splitlines()
-                        if "***" in ln]  # fmt: skip
+                lines = Path(path).read_text(errors="replace").splitlines()
+                said = [ln.strip() for ln in lines if "***" in ln or not killed and ln.strip()]
             if said or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
