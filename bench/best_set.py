@@ -1,8 +1,10 @@
-"""How often does each search find a set whose TRUE time is within 5% of the optimum?
+"""How often does each search find a set whose TRUE time is within 5% of the optimum, and
+how often is that set also clean (no member that does nothing or harms)?
 
 Synthetic truths (perflab.tune.truths: perflab's generator, either-or pairs with a
-state-dependent factor that hurts near the optimum, a multiplicative truth; 20 candidates
-with a 4-level factor; 3–5% noise and rare outliers), SEEDS seeds, budgets 100 and 300:
+state-dependent factor that hurts near the optimum, a multiplicative truth, a sparse truth
+with six null and two harmful factors; 17–20 candidates with a 4-level factor; 3–5% noise
+and rare outliers), SEEDS seeds, budgets 100 and 300:
 
 * staged: perflab's tuner (screen → focus → confirm), the set it confirms;
 * random: one-shot random valid sets, a model fitted, its predicted best;
@@ -10,7 +12,10 @@ with a 4-level factor; 3–5% noise and rare outliers), SEEDS seeds, budgets 100
 * optuna: TPE over one categorical per factor, the best trial observed;
 * tpe+confirm: perflab's optuna search (TPE, finalists re-measured, confirmation pairs).
 
-Also the share of seeds whose measured speed-up interval (staged) covers the true speed-up.
+For staged and tpe+confirm (which reduce their pick to what the data support), "clean" is
+the share of seeds within 5% AND with no member whose removal would not slow the set down.
+Also the share of seeds whose measured speed-up interval covers the true speed-up, and for
+tpe+confirm the share of nice levels whose set is within 5% of the level's true optimum.
 
     python bench/best_set.py --seeds 20
 """
@@ -78,14 +83,22 @@ def optuna_pick(tr: Truth, budget: int, seed: int) -> np.ndarray:
     return tr.matrix([chosen(study.best_params)])[0]
 
 
-def tuned(tr: Truth, budget: int, seed: int, search: type = Tuner) -> tuple[np.ndarray, bool]:
+def tuned(
+    tr: Truth, budget: int, seed: int, search: type = Tuner
+) -> tuple[np.ndarray, bool, bool, float]:
+    """The search's recommendation: its row, whether the measured interval covers the true
+    speed-up, whether it is clean, and the share of levels within 5% of their optimum."""
     rng = np.random.default_rng(10_000 + seed)
     res = search(tr.factors, tr.cons, budget, seed=seed).run(
         lambda sets, stage, reason: list(tr.measure(sets, rng))
     )
     x = tr.matrix([res.best])
     true_speedup = float(tr.time(tr.matrix([[]]))[0] / tr.time(x)[0])
-    return x[0], res.speedup.ci_low <= true_speedup <= res.speedup.ci_high
+    covered = res.speedup.ci_low <= true_speedup <= res.speedup.ci_high
+    levels = [
+        tr.time(tr.matrix([lv["set"]]))[0] <= 1.05 * tr.optimum(lv["level"]) for lv in res.levels
+    ]
+    return x[0], covered, not tr.unneeded(res.best), float(np.mean(levels))
 
 
 def main() -> None:
@@ -99,33 +112,49 @@ def main() -> None:
     methods = ["staged", "random", "doptimal"]
     methods += [] if args.no_optuna else ["optuna", "tpe+confirm"]
     methods = [m for m in methods if not args.only or m in args.only.split(",")]
-    print(f"share of {args.seeds} seeds within 5% of the true optimum (staged: CI coverage)")
+    print(f"share of {args.seeds} seeds within 5% of the true optimum")
     head = " ".join(f"{m:>11s}" for m in methods)
-    print(f"{'truth':15s} {'budget':>6s} {head}  coverage: staged, tpe+confirm")
+    print(
+        f"{'truth':15s} {'budget':>6s} {head}   clean: staged tpe+conf  "
+        "coverage: staged tpe+conf  levels: tpe+conf"
+    )
     for name in args.truths.split(","):
         tr = TRUTHS[name]
         opt = tr.optimum()
         for budget in map(int, args.budgets.split(",")):
             t0 = time.perf_counter()
             hits = dict.fromkeys(methods, 0)
-            covered = covered_tpe = 0
+            clean = dict.fromkeys(methods, 0)
+            covered = dict.fromkeys(methods, 0)
+            levels: list[float] = []
             for seed in range(args.seeds):
                 for m in methods:
-                    if m == "staged":
-                        x, cov = tuned(tr, budget, seed)
-                        covered += cov
-                    elif m == "tpe+confirm":
-                        x, cov = tuned(tr, budget, seed, OptunaSearch)
-                        covered_tpe += cov
+                    if m in ("staged", "tpe+confirm"):
+                        x, cov, ok, lv = tuned(
+                            tr, budget, seed, Tuner if m == "staged" else OptunaSearch
+                        )
+                        covered[m] += cov
+                        if m == "tpe+confirm":
+                            levels.append(lv)
                     elif m == "optuna":
-                        x = optuna_pick(tr, budget, seed)
+                        x, ok = optuna_pick(tr, budget, seed), False
                     else:
-                        x = one_shot(tr, budget, seed, m)
-                    hits[m] += tr.time(x[None, :])[0] <= 1.05 * opt
+                        x, ok = one_shot(tr, budget, seed, m), False
+                    within = tr.time(x[None, :])[0] <= 1.05 * opt
+                    hits[m] += within
+                    clean[m] += within and ok
             row = " ".join(f"{hits[m] / args.seeds:11.2f}" for m in methods)
+            both = "  ".join(
+                f"{clean[m] / args.seeds:6.2f}" if m in clean else "     -"
+                for m in ("staged", "tpe+confirm")
+            )
+            cov = "  ".join(
+                f"{covered[m] / args.seeds:6.2f}" if m in covered else "     -"
+                for m in ("staged", "tpe+confirm")
+            )
+            lv_share = f"{np.mean(levels):6.2f}" if levels else "     -"
             print(
-                f"{name:15s} {budget:6d} {row}  {covered / args.seeds:8.2f}"
-                f"  {covered_tpe / args.seeds:8.2f}"
+                f"{name:15s} {budget:6d} {row}   {both}   {cov}   {lv_share}"
                 f"   ({time.perf_counter() - t0:.0f} s)",
                 flush=True,
             )

@@ -21,22 +21,28 @@ from perflab.tune.stages import Tuner
 from perflab.tune.truths import TRUTHS
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_staged_search_finds_the_traps_optimum_and_its_interval_covers_the_truth(
-    seed: int,
-) -> None:
+def test_staged_search_finds_the_traps_optimum_and_its_interval_covers_the_truth() -> None:
+    """Six seeds at 300 runs: the recommendation within 5% of the optimum, with nothing in it
+    that does nothing or harms, and a measured interval that covers the true speed-up, in at
+    least five (each is a random event; bench/best_set.py counts over 20 seeds)."""
     tr = TRUTHS["traps"]
-    rng = np.random.default_rng(seed + 100)
-    res = Tuner(tr.factors, tr.cons, 300, seed=seed).run(
-        lambda sets, stage, reason: list(tr.measure(sets, rng))
-    )
-    t_best = tr.time(tr.matrix([res.best]))[0]
-    assert t_best <= 1.05 * tr.optimum()
-    assert "s" not in res.best  # helps slow sets, hurts near the optimum
-    truth = tr.time(tr.matrix([[]]))[0] / t_best
-    assert res.speedup.ci_low <= truth <= res.speedup.ci_high
-    assert res.speedup.pairs == 8 and res.runs <= 300
-    assert [s.name for s in res.stages][:2] == ["screen", "focus"]
+    within = clean = covered = 0
+    for seed in range(6):
+        rng = np.random.default_rng(seed + 100)
+        res = Tuner(tr.factors, tr.cons, 300, seed=seed).run(
+            lambda sets, stage, reason, rng=rng: list(tr.measure(sets, rng))
+        )
+        t_best = tr.time(tr.matrix([res.best]))[0]
+        within += t_best <= 1.05 * tr.optimum()
+        clean += tr.unneeded(res.best) == []  # nothing that does nothing or harms
+        truth = tr.time(tr.matrix([[]]))[0] / t_best
+        covered += res.speedup.ci_low <= truth <= res.speedup.ci_high
+        assert "s" not in res.best  # helps slow sets, hurts near the optimum
+        assert set(res.best) <= set(res.searched)
+        assert res.speedup.pairs >= 3 and res.runs <= 300
+        names = [s.name for s in res.stages]
+        assert names[:2] == ["screen", "focus"] and names[-1] == "final"
+    assert within >= 5 and clean >= 5 and covered >= 5, (within, clean, covered)
 
 
 def test_repair_always_returns_a_valid_set() -> None:
@@ -65,7 +71,7 @@ def test_tune_a_black_box_command_resumes_after_a_kill(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text(SCRIPT)
     args = [
         "tune", "t1", "--command", f"{sys.executable} app.py", "--factors", "a,b,c,d,p=1,p=2",
-        "--budget", "40", "--pairs", "4", "--store", str(tmp_path / "s.db"),
+        "--budget", "60", "--pairs", "4", "--store", str(tmp_path / "s.db"),
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(tmp_path / ".pl")}
     proc = subprocess.Popen([*PERFLAB, *args], cwd=tmp_path, env=env,
@@ -89,7 +95,11 @@ def test_tune_a_black_box_command_resumes_after_a_kill(tmp_path: Path) -> None:
     store = Store(tmp_path / "s.db")
     counts = {c: store.counts(c) for c in store.campaign_names()}
     assert all(c["done"] == c["planned"] for c in counts.values())
-    assert sum(c["done"] for c in counts.values()) == result["runs"] <= 40
+    assert sum(c["done"] for c in counts.values()) == result["runs"] <= 60
+    assert result["dropped"] == sorted(
+        f for e in result["evidence"] if not e["kept"] for f in e["factors"]
+    )
+    assert [lv["level"] for lv in result["levels"]][-1] == "source_remove"
 
 
 @pytest.mark.slow
@@ -99,7 +109,7 @@ def test_tune_runs_through_the_parsl_runner(tmp_path: Path) -> None:
     (tmp_path / "runner.py").write_text(PARSL_RUNNER_CONFIG)
     r = perflab(
         "tune", "t2", "--command", f"{sys.executable} app.py", "--factors", "a,b,c",
-        "--budget", "24", "--pairs", "3", "--search", "staged", "--runner", "parsl",
+        "--budget", "36", "--pairs", "3", "--search", "staged", "--runner", "parsl",
         "--runner-config", "runner.py", "--store", str(tmp_path / "s.db"), "--json",
         cwd=tmp_path, timeout=400,
     )  # fmt: skip
@@ -122,8 +132,9 @@ def test_optuna_search_confirms_its_pick_with_measured_pairs() -> None:
     res = OptunaSearch(tr.factors, tr.cons, 100, seed=0).run(
         lambda sets, stage, reason: list(tr.measure(sets, rng))
     )
-    assert res.runs <= 100 and res.speedup.pairs == 8
-    assert [s.name for s in res.stages][-2:] == ["finalists", "final"]
+    assert res.runs <= 100 and res.speedup.pairs >= 3
+    names = [s.name for s in res.stages]
+    assert names[-1] == "final" and "finalists" in names and "reduce" in names
     assert tr.cons.ok(set(res.best))
     truth = tr.time(tr.matrix([[]]))[0] / tr.time(tr.matrix([res.best]))[0]
     # one interval is a 95% event; coverage over seeds is measured in bench/best_set.py

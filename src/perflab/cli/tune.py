@@ -28,15 +28,17 @@ from perflab.cli.spec_options import base_spec, run_options
     type=int,
     default=8,
     show_default=True,
-    help="Adjacent (base, best) pairs that measure the final speed-up.",
+    help="Blocks of the final stage: the base and each level's set, in random order, that "
+    "measure the speed-ups (fewer when the budget is short, at least 3).",
 )
 @click.option(
     "--search",
     type=click.Choice(["optuna", "staged"]),
     default="optuna",
     show_default=True,
-    help="optuna: TPE trials, the best 3 re-measured, then confirmation pairs (the better in "
-    "bench/best_set.py); staged: screen, focus, confirm rounds.",
+    help="optuna: TPE trials, the best 3 re-measured (the better in bench/best_set.py); "
+    "staged: screen, focus, confirm rounds. Either ends with the reduction and the final "
+    "blocks.",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @runner_option
@@ -61,10 +63,15 @@ def tune_cmd(
     as_json: bool,
     **o: Any,
 ) -> None:
-    """Search the best treatment set for the target within --budget runs (screen, focus,
-    confirm), then measure its speed-up over the untreated base in interleaved pairs.
-    Each stage is a campaign NAME.K-stage: run the same command again to resume."""
+    """Search the best treatment set for the target within --budget runs (TPE by default),
+    reduce it to the factors the data support (a knock-out design around the pick: a factor
+    stays only if the set is measurably slower without it, beyond 2%), then measure its
+    speed-up over the untreated base, and that of the set cut to each nice level
+    (environment; + safe config; + source keeping features; + config disabling features;
+    + everything), in blocks in random order. Each stage is a campaign NAME.K-stage: run the
+    same command again to resume."""
     from perflab.tune.driver import tune
+    from perflab.tune.render import render
 
     def on_stage(stage: str, reason: str, left: int, best: float | None) -> None:
         if not as_json:
@@ -83,17 +90,4 @@ def tune_cmd(
     if as_json:
         click.echo(json.dumps(result))
         return
-    m = result["measured"]
-    click.echo(
-        f"best set: {', '.join(result['best_set']) or '(untreated)'}\n"
-        f"measured: {m['base_us']:,.1f} -> {m['best_us']:,.1f} {result['metric']}, "
-        f"speed-up {m['ratio']:.2f}x (95% CI {m['ci_low']:.2f}-{m['ci_high']:.2f}, "
-        f"{m['pairs']} interleaved pairs)\n"
-        + (
-            f"predicted by the model (a prediction, not a measurement): "
-            f"{result['predicted_us']:,.1f}\n"
-            if result["predicted_us"]
-            else "no model prediction (a model-free search)\n"
-        )
-        + f"runs: {result['runs']} in {len(result['stages'])} stages"
-    )
+    click.echo(render(result))

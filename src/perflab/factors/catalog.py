@@ -34,6 +34,8 @@ CATEGORIES = (
     "config_disable",
     "source_remove",
 )
+#: A factor's category when its catalog entry names none.
+DEFAULT_CATEGORY = "safe_config"
 META_KEYS = {
     "description",
     "category",
@@ -283,7 +285,7 @@ def _parse_factor(name: str, table: Any, path: Path) -> Factor:
         raise PerflabError(f"{where}: bad name (letters, digits, _ . -)")
     if not isinstance(table, dict):
         raise PerflabError(f"{where}: must be a table")
-    category = table.get("category", "safe_config")
+    category = table.get("category", DEFAULT_CATEGORY)
     if category not in CATEGORIES:
         raise PerflabError(f"{where}: category {category!r} is not one of {', '.join(CATEGORIES)}")
     levels = table.get("levels")

@@ -18,6 +18,7 @@ from perflab.factors.treat import treat
 from perflab.files import atomic_write, check_name, home_dir
 from perflab.run.measure import validate
 from perflab.run.spec import RunSpec
+from perflab.tune.search import REDUCE_MIN
 from perflab.tune.stages import Tuner
 
 #: Called after each stage with (stage name, reason, runs left, best mean so far).
@@ -44,10 +45,11 @@ def tune(
     result (best set, its measured speed-up with CI, the stages and their reasons)."""
     check_name(name, "tune name")
     searcher(search)
-    if budget < 2 * pairs + len(candidates) + 4:
+    least = 3 * len(candidates) + REDUCE_MIN + 4
+    if budget < least:
         raise PerflabError(
             f"--budget {budget} is too small for {len(candidates)} candidates: give at least "
-            f"{2 * pairs + len(candidates) + 4} (screen + {pairs} confirmation pairs)"
+            f"{least} (the search, a reduction of at least {REDUCE_MIN} runs, the final blocks)"
         )
     catalog = load_catalogs(catalogs)
     for f in candidates:

@@ -1,5 +1,5 @@
 """Model-free search with optuna's TPE sampler, ending like the staged search: the best
-candidates re-measured side by side, then adjacent (base, best) pairs for the speed-up.
+candidates re-measured side by side, the winner reduced, then the measured speed-ups.
 
 Each factor is one categorical parameter: off, or on (or one of its levels); a set that breaks
 a catalog conflict or requirement is repaired to the nearest valid one before it runs. Trials
@@ -34,7 +34,7 @@ class OptunaSearch(Search):
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=self.seed))
-        reserve = FINALISTS * 3 + 2 * self.pairs
+        reserve = FINALISTS * 3 + self.reserved
         tried: list[tuple[frozenset[str], float]] = []
         while self.left - reserve > 0:
             n = min(BATCH, self.left - reserve)
@@ -45,7 +45,7 @@ class OptunaSearch(Search):
                 study.tell(t, float(np.log(y)))
                 tried.append((frozenset(s), y))
         best = self._finalists(tried, measure)
-        return TuneResult(sorted(best), self.final(best, measure), len(self.obs), self.stages, [])
+        return self.result(best, measure)
 
     def _suggest(self, trial: object) -> set[str]:
         chosen = set()

@@ -1,5 +1,6 @@
 """What every best-set search shares: the stage bookkeeping, the repair of a set to a valid
-one, and the final adjacent (base, best) pairs that measure the speed-up."""
+one, the reduction of the winning set to what the data support (tune/reduce.py), and the
+final blocks that measure each level's speed-up over the base."""
 
 from __future__ import annotations
 
@@ -11,10 +12,15 @@ from typing import Any
 import numpy as np
 
 from perflab.campaign.designs.base import Constraints
+from perflab.tune.reduce import Evidence, level_sets, reduce
 from perflab.tune.stats import SpeedUp, paired_speedup
 
 #: Runs the sets (in the given order) and returns the metric (lower is better) of each.
 Measure = Callable[[list[list[str]], str, str], list[float]]
+#: Share of the budget kept for the reduction (more if the search left more), at least this many.
+REDUCE_SHARE, REDUCE_MIN = 0.2, 16
+#: The final stage has at least this many blocks (pairs per set) when the budget is short.
+MIN_BLOCKS = 3
 
 
 @dataclass
@@ -26,7 +32,8 @@ class Stage:
 
 @dataclass
 class TuneResult:
-    """The confirmed set, its measured speed-up over the base, and how it was found."""
+    """The recommended set (the search's pick reduced to what the data support), its measured
+    speed-up over the base, each level's set and speed-up, and how it was found."""
 
     best: list[str]
     speedup: SpeedUp
@@ -35,6 +42,9 @@ class TuneResult:
     active: list[str]
     predicted_us: float | None = None
     screen: list[dict[str, Any]] = field(default_factory=list)
+    searched: list[str] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    levels: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +55,10 @@ class TuneResult:
             "active": self.active,
             "stages": [vars(s) for s in self.stages],
             "screen": self.screen,
+            "searched_set": self.searched,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "dropped": sorted(f for e in self.evidence if not e.kept for f in e.factors),
+            "levels": self.levels,
         }
 
 
@@ -100,18 +114,61 @@ class Search:
         self.stages.append(Stage(name, reason, len(sets)))
         return [float(y) for y in ys]
 
-    def final(self, best: set[str], measure: Measure) -> SpeedUp:
-        """Adjacent (base, best) pairs in random order within each pair: the measured speed-up."""
-        n = max(2, min(self.pairs, self.left // 2))
-        sets: list[set[str]] = []
-        for _ in range(n):
-            sets += [set(), set(best)] if self.rng.random() < 0.5 else [set(best), set()]
-        ys = self._run(sets, measure, "final", f"{n} adjacent (base, best) pairs")
-        base = [y for s, y in zip(sets, ys, strict=True) if not s]
-        top = [y for s, y in zip(sets, ys, strict=True) if s]
-        if not best:  # the base itself is best: its pairs are base against base
-            base, top = ys[0::2], ys[1::2]
-        return paired_speedup(np.array(base), np.array(top))
+    @property
+    def reserved(self) -> int:
+        """Runs a search leaves for the reduction and the final blocks."""
+        blocks = min(self.pairs, max(MIN_BLOCKS, self.budget // 10))
+        return max(REDUCE_MIN, round(REDUCE_SHARE * self.budget)) + 2 * blocks
+
+    def result(self, searched: set[str], measure: Measure, **found: Any) -> TuneResult:
+        """Reduce the search's pick, then measure it and its level sets against the base."""
+
+        def knockout(sets: list[set[str]]) -> list[float]:
+            why = f"{len(sets)} runs of the set with some of its members dropped"
+            return self._run(sets, measure, "reduce", why)
+
+        # the final blocks hold the base and each level's set: they get their pairs first,
+        # down to MIN_BLOCKS where the reduction would otherwise get less than REDUCE_MIN
+        block = 1 + max(1, len({frozenset(s) for _, s in level_sets(searched, self.cons) if s}))
+        runs = max(self.left - block * self.pairs, min(REDUCE_MIN, self.left - block * MIN_BLOCKS))
+        best, evidence = reduce(searched, self.obs, self.cons, knockout, max(runs, 0), self.rng)
+        speedup, levels = self.final(best, measure)
+        return TuneResult(
+            sorted(best),
+            speedup,
+            len(self.obs),
+            self.stages,
+            searched=sorted(searched),
+            evidence=evidence,
+            levels=levels,
+            **{"active": [], **found},
+        )
+
+    def final(self, best: set[str], measure: Measure) -> tuple[SpeedUp, list[dict[str, Any]]]:
+        """Blocks of the base and each distinct level set of ``best`` in random order: each
+        set's speed-up from its block-paired runs (pairing cancels the machine's slow drift).
+        Returns ``best``'s speed-up and the levels (each the set cut to the level's categories:
+        not searched within the level)."""
+        levels = level_sets(best, self.cons)
+        # best is always one of them: when it is empty, its pairs are base against base
+        distinct = list(dict.fromkeys([*(frozenset(s) for _, s in levels if s), frozenset(best)]))
+        block = [frozenset(), *distinct]
+        n = max(2, min(self.pairs, self.left // len(block)))  # 2: the least a t interval needs
+        perms = [self.rng.permutation(len(block)) for _ in range(n)]
+        sets = [set(block[i]) for p in perms for i in p]
+        ys = self._run(
+            sets, measure, "final",
+            f"{n} blocks of the base and {len(distinct)} set(s) in random order",
+        )  # fmt: skip
+        by_pos = np.empty((n, len(block)))
+        for r, p in enumerate(perms):
+            by_pos[r, p] = ys[r * len(block) : (r + 1) * len(block)]
+        speed = {s: paired_speedup(by_pos[:, 0], by_pos[:, i + 1]) for i, s in enumerate(distinct)}
+        out = [
+            {"level": cat, "set": sorted(s), "measured": vars(speed[frozenset(s)]) if s else None}
+            for cat, s in levels
+        ]
+        return speed[frozenset(best)], out
 
     def run(self, measure: Measure) -> TuneResult:
         raise NotImplementedError

@@ -8,7 +8,8 @@ the data so far. It never measures anything itself: a ``Measure`` callback runs 
   play, the others left off; a pairwise model on log time proposes the candidate;
 * confirm: the candidate and its one-factor neighbours, interleaved with the base, tested
   (Welch on log times, Holm); move to a significantly better neighbour while the budget lasts;
-* finally adjacent (base, best) pairs give the measured speed-up with its interval.
+* finally the winning set is reduced to what the data support, and blocks of the base and
+  each level's set give the measured speed-ups with their intervals (tune/search.py).
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ class Tuner(Search):
         the pairwise model (all data, log time) moves the candidate to its argmin over the
         pool; until the budget is down to the final pairs (more rounds near the candidate
         sharpen exactly the effects that decide it)."""
-        reserve = 2 * self.pairs
+        reserve = self.reserved
         while True:
             neigh = [repair(best ^ {f}, self.cons, self.rng, keep=f) for f in pool]
             neigh = [s for s in neigh if s and s != best]
@@ -146,13 +147,6 @@ class Tuner(Search):
         pool = list(dict.fromkeys([*active, *helpful]))[:MAX_POOL]
         best = self.confirm(best, pool, measure)
         predicted = self.predict_best(pool)[1] if pool else predicted
-        speed = self.final(best, measure)
-        return TuneResult(
-            sorted(best),
-            speed,
-            len(self.obs),
-            self.stages,
-            active,
-            predicted,
-            [vars(e) for e in effects],
+        return self.result(
+            best, measure, active=active, predicted_us=predicted, screen=[vars(e) for e in effects]
         )

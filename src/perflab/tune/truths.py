@@ -1,8 +1,9 @@
 """Synthetic performance truths for judging best-set searches (bench/best_set.py, tests).
 
-Each truth has 20 candidate treatments (including a 4-level factor as three exclusive level
-columns ``L=1..3``; level 0 is "off"), a noise-free time ``T(X)`` for 0/1 rows ``X``, and a
-noisy measurement: multiplicative log-normal noise plus rare outliers (1% of runs 1.5–3×).
+Each truth has 17 to 20 candidate treatments (including a 4-level factor as three exclusive level
+columns ``L=1..3``; level 0 is "off"), a noise-free time ``T(X)`` for 0/1 rows ``X``, a
+catalog category per factor (for the nice levels), and a noisy measurement: multiplicative
+log-normal noise plus rare outliers (1% of runs 1.5–3×).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 
 from perflab.analysis import synthetic
 from perflab.campaign.designs.base import Constraints
+from perflab.factors.catalog import CATEGORIES
 
 NULLS = [f"n{j:02d}" for j in range(20)]
 TRAP_FACTORS = ["a", "b", "c", "d", "s", "h", "L=1", "L=2", "L=3", *NULLS[:11]]
@@ -24,11 +26,12 @@ class Truth:
     name: str
     factors: list[str]
     time: Callable[[np.ndarray], np.ndarray]
+    categories: dict[str, str]
     noise: float = 0.04
 
     @property
     def cons(self) -> Constraints:
-        return Constraints(self.factors, None)
+        return Constraints(self.factors, None, self.categories)
 
     def matrix(self, sets: list[list[str]]) -> np.ndarray:
         idx = {f: j for j, f in enumerate(self.factors)}
@@ -59,9 +62,23 @@ class Truth:
             blocks.append(x)
         return np.vstack(blocks)
 
-    def optimum(self) -> float:
+    def optimum(self, level: str = CATEGORIES[-1]) -> float:
+        """The fastest true time of a valid set using only categories up to ``level``."""
         x = self.all_valid()
+        top = CATEGORIES.index(level)
+        barred = [
+            j for j, f in enumerate(self.factors) if CATEGORIES.index(self.categories[f]) > top
+        ]
+        x = x[~x[:, barred].any(axis=1)] if barred else x
         return float(min(self.time(x[i : i + 65536]).min() for i in range(0, len(x), 65536)))
+
+    def unneeded(self, chosen: list[str]) -> list[str]:
+        """Members of ``chosen`` whose removal does not make the true time slower (a factor
+        that does nothing, or harms, in this set)."""
+        t = self.time(self.matrix([chosen]))[0]
+        return [
+            f for f in chosen if self.time(self.matrix([[g for g in chosen if g != f]]))[0] <= t
+        ]
 
 
 def _col(x: np.ndarray, factors: list[str], f: str) -> np.ndarray:
@@ -95,8 +112,74 @@ def _generator(x: np.ndarray) -> np.ndarray:
     return synthetic.truth(x[:, :17]) - 50 * c("L=1") - 120 * c("L=2") - 80 * c("L=3")
 
 
+def _cycle(factors: list[str], fixed: dict[str, str]) -> dict[str, str]:
+    """Categories: ``fixed`` as given, the rest spread over the categories in turn."""
+    return {f: fixed.get(f, CATEGORIES[j % len(CATEGORIES)]) for j, f in enumerate(factors)}
+
+
+TRAP_CATEGORIES = _cycle(
+    TRAP_FACTORS,
+    {"a": "config_disable", "b": "source_remove", "c": "safe_config", "d": "environment",
+     "s": "environment", "h": "safe_config", "L=1": "safe_config", "L=2": "safe_config",
+     "L=3": "safe_config"},
+)  # fmt: skip
+
+SPARSE_FACTORS = [f"x{j}" for j in range(6)] + ["L=1", "L=2", "L=3"]
+SPARSE_FACTORS += [f"n{j:02d}" for j in range(6)] + ["h0", "h1"]
+SPARSE_EFFECTS = {"x0": 0.6, "x1": 0.75, "x2": 0.8, "x3": 0.85, "x4": 0.9, "x5": 0.9,
+                  "L=1": 0.95, "L=2": 0.88, "L=3": 0.92, "h0": 1.05, "h1": 1.1}  # fmt: skip
+
+
+def _sparse(x: np.ndarray) -> np.ndarray:
+    """Six helpful factors (10–40 %), the 4-level L, six that do nothing and two that harm
+    (+5 %, +10 %); x0 and x1 overlap (together 25 % less than both). 17 candidates."""
+    c = lambda f: _col(x, SPARSE_FACTORS, f)  # noqa: E731
+    m = np.ones(len(x))
+    for f, eff in SPARSE_EFFECTS.items():
+        m = m * eff ** c(f)
+    return 1000 * m * 1.25 ** (c("x0") * c("x1"))
+
+
 TRUTHS = {
-    "generator": Truth("generator", GEN_FACTORS, _generator, noise=0.05),
-    "traps": Truth("traps", TRAP_FACTORS, _traps, noise=0.03),
-    "multiplicative": Truth("multiplicative", TRAP_FACTORS, _multiplicative, noise=0.04),
+    "generator": Truth(
+        "generator",
+        GEN_FACTORS,
+        _generator,
+        _cycle(
+            GEN_FACTORS,
+            {
+                "f00": "config_disable",
+                "f01": "source_remove",
+                "f02": "environment",
+                "f03": "environment",
+                "L=1": "safe_config",
+                "L=2": "safe_config",
+                "L=3": "safe_config",
+            },
+        ),  # fmt: skip
+        noise=0.05,
+    ),
+    "traps": Truth("traps", TRAP_FACTORS, _traps, TRAP_CATEGORIES, noise=0.03),
+    "multiplicative": Truth(
+        "multiplicative", TRAP_FACTORS, _multiplicative, TRAP_CATEGORIES, noise=0.04
+    ),
+    "sparse": Truth(
+        "sparse",
+        SPARSE_FACTORS,
+        _sparse,
+        _cycle(
+            SPARSE_FACTORS,
+            {
+                "x0": "config_disable",
+                "x1": "source_remove",
+                "x2": "environment",
+                "x3": "safe_config",
+                "x4": "source_keep",
+                "L=1": "safe_config",
+                "L=2": "safe_config",
+                "L=3": "safe_config",
+            },
+        ),  # fmt: skip
+        noise=0.04,
+    ),
 }

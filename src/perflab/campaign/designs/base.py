@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from perflab.errors import PerflabError
-from perflab.factors.catalog import Catalog
+from perflab.factors.catalog import DEFAULT_CATEGORY, Catalog
 from perflab.options import Opt, check_options
 
 
@@ -19,10 +19,18 @@ class Constraints:
     """The catalog's conflicts and requires, restricted to a campaign's factors.
 
     Factors are treatment strings (``cfg_prefetch=100`` is one two-level factor).
+    ``category`` is each factor's catalog category (how nice it is to apply); a factor the
+    catalog does not know, or ``categories`` given by hand, say otherwise.
     """
 
-    def __init__(self, factors: list[str], catalog: Catalog | None) -> None:
+    def __init__(
+        self,
+        factors: list[str],
+        catalog: Catalog | None,
+        categories: dict[str, str] | None = None,
+    ) -> None:
         self.factors = factors
+        self.category: dict[str, str] = dict.fromkeys(factors, DEFAULT_CATEGORY)
         self.conflicts: set[tuple[str, str]] = set()
         self.requires: set[tuple[str, str]] = set()
         by_name: dict[str, list[str]] = {}
@@ -36,6 +44,7 @@ class Constraints:
             if catalog is None or factor_name(f) not in catalog:
                 continue
             spec = catalog.get(factor_name(f))
+            self.category[f] = spec.category
             for other in spec.conflicts:
                 for g in by_name.get(other, []):
                     self.conflicts.add(tuple(sorted((f, g))))  # type: ignore[arg-type]
@@ -45,6 +54,7 @@ class Constraints:
                     raise PerflabError(f"factor {f!r} requires {req!r}, which the campaign lacks")
                 # one level of the required factor is enough; with several, take the first
                 self.requires.add((f, targets[0]))
+        self.category.update(categories or {})
 
     def ok(self, chosen: set[str]) -> bool:
         if any(a in chosen and b in chosen for a, b in self.conflicts):

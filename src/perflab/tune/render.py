@@ -1,0 +1,55 @@
+"""A tune's result as text: the recommendation, what each nice level alone is worth, and the
+evidence for every factor kept or dropped (the JSON has the same keys, unrounded)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _ratio(m: dict[str, Any]) -> str:
+    return f"{m['ratio']:.2f}x (95% CI {m['ci_low']:.2f}-{m['ci_high']:.2f}, {m['pairs']} pairs)"
+
+
+def render(result: dict[str, Any]) -> str:
+    """The text ``perflab tune`` prints."""
+    m = result["measured"]
+    best = ", ".join(result["best_set"]) or "(untreated)"
+    dropped = result.get("dropped", [])
+    lines = [
+        f"recommended: {best}"
+        + (
+            f"  (the search's pick, less {len(dropped)} the data do not support)" if dropped else ""
+        ),
+        f"measured: {m['base_us']:,.1f} -> {m['best_us']:,.1f} {result['metric']}, "
+        f"speed-up {_ratio(m)}",
+    ]
+    if result.get("levels"):
+        lines.append(
+            "by level (the set cut to the categories up to the level; speed-up over the base, "
+            "measured in the same blocks):"
+        )
+        seen: dict[tuple[str, ...], str] = {}
+        for i, lv in enumerate(result["levels"]):
+            name = ("" if i == 0 else "+ ") + lv["level"]
+            key = tuple(lv["set"])
+            if not lv["set"]:
+                what = "nothing of these categories"
+            elif key in seen:
+                what = f"as {seen[key]}"
+            else:
+                what = f"{', '.join(lv['set'])}: {_ratio(lv['measured'])}"
+                seen[key] = lv["level"]
+            lines.append(f"  {name:17s} {what}")
+    if result.get("evidence"):
+        lines.append("evidence (time without it / with it; a factor stays if measurably slower "
+                     "without it):")  # fmt: skip
+        for e in result["evidence"]:
+            lines.append(f"  {'kept' if e['kept'] else 'dropped':7s} {', '.join(e['factors'])}: "
+                         f"{e['reason']}")  # fmt: skip
+    if result.get("predicted_us"):
+        lines.append(
+            f"predicted by the model (a prediction, not a measurement): "
+            f"{result['predicted_us']:,.1f}"
+        )
+    lines.append(f"runs: {result['runs']} in {len(result['stages'])} stages")
+    return "\n".join(lines)
