@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, alive
 from perflab.batch.slurm import SlurmCluster, marked
 from perflab.campaign.store import Store
 
@@ -157,8 +157,13 @@ def test_a_campaign_runs_on_slurm_and_resumes_after_sigkill(
     assert 3 <= stored < 12, "killed mid-campaign"
     orphans = cluster.jobs()
     assert orphans, "the killed driver's jobs outlive it (its interchange too)"
+    (noted,) = (work / ".perflab" / "slurm-drivers").glob("*.json")
+    interchanges = json.loads(noted.read_text())["interchanges"]
+    assert sorted(json.loads(noted.read_text())["jobs"]) == sorted(orphans)
+    assert interchanges and alive(interchanges)
     done = _perflab(work, env, *argv[3:])
     assert done.returncode == 0, done.stderr[-2000:]
+    assert alive(interchanges) == [] and not noted.exists()
     assert json.loads(done.stdout.strip().splitlines()[-1])["ok"] == 12
     assert _seqs(db, "c") == list(range(12)), "each planned run stored exactly once"
     records = Store(db).records("c")
