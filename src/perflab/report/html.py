@@ -14,6 +14,7 @@ import pandas as pd
 from perflab.analysis.data import Dataset
 from perflab.files import atomic_write
 from perflab.report.context import build
+from perflab.report.interactive import write_interactive
 from perflab.report.render import render_figures
 
 MAX_TABLE_ROWS = 1000
@@ -37,6 +38,19 @@ def write_report(
     ctx = build(ds, runs, without, before_after=before_after)
     a = ctx.analysis
     drawn, skipped = render_figures(ctx, out / "figures")
+    factor, colour_by = before_after[0] if before_after else (None, None)
+    page = write_interactive(ctx, out, factor, colour_by)
+    interactive = {
+        "href": page.name if page else None,
+        "why_not": None
+        if page
+        else (
+            "no factor has a measured pair of sets X, X+{t}"
+            if ctx.deltas.empty
+            else "the vl-convert-python package (Vega-Lite bundled for offline use) is not "
+            "installed"
+        ),
+    }
     (out / "analysis.json").write_text(json.dumps(a, default=float, indent=1))
     warn = []
     if a["noise"]["noisy_sets"]:
@@ -81,6 +95,7 @@ def write_report(
         warnings=warn,
         figures=drawn,
         skipped=skipped,
+        interactive=interactive,
         factors=sorted(
             a["factors"].items(),
             key=lambda kv: math.inf if kv[1]["effect_us"] is None else kv[1]["effect_us"],
