@@ -168,12 +168,16 @@ async def serve(listen: int, relay: Relay, parent: int | None = None) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    async with server:
+    try:
         while not stop.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), PARENT_CHECK_S)
             if parent is not None and os.getppid() != parent:
                 break
+    finally:
+        # not `async with server`: from Python 3.12 its exit waits for every connection to
+        # end; asyncio.run cancels them instead, and each handler closes its two sockets
+        server.close()
 
 
 def main(argv: list[str] | None = None) -> int:
