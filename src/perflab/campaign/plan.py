@@ -3,7 +3,6 @@ the store, resumable after any interruption."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import time
 import warnings
@@ -249,95 +248,3 @@ def create_ordered(
     )
     store.create_campaign(definition, [(sorted(s), 0) for s in sets])
     return store.campaign(name)
-
-
-def extend_campaign(
-    store: Store,
-    name: str,
-    factors: list[str] | None = None,
-    design: str | None = None,
-    design_options: dict[str, Any] | None = None,
-    replicates: int = 1,
-    seed: int | None = None,
-) -> dict[str, Any]:
-    """Grow campaign ``name`` by new factors or by another design; it stays one campaign,
-    analysed as one dataset. Everything is checked first; on error nothing is stored.
-
-    ``factors``: each new factor was off in every earlier run (recorded in the definition's
-    ``extensions``); the new runs are every set already planned with one new factor added
-    (exact X -> X+{t} pairs against what is measured). ``design``: its sets over the
-    campaign's factors, less those already planned; it must keep the factors as they are (a
-    sweep's levels instead of two-level factors conflicts). Returns the extension's record."""
-    if bool(factors) == bool(design):
-        raise PerflabError("campaign extend: give either --factors or --design (one at a time)")
-    if replicates < 1:
-        raise PerflabError(f"--replicates must be at least 1 (got {replicates})")
-    old = store.campaign(name)
-    if old.imported:
-        raise PerflabError(
-            f"campaign {name!r} was imported: it has no base run to extend "
-            "(import the new runs as a campaign of their own)"
-        )
-    if old.design_info.get("plan") is not None:
-        raise PerflabError(f"campaign {name!r} is a plan of explicit runs: it cannot grow")
-    catalog = snapshot.campaign_catalog(old.catalog_files, old.catalogs)
-    base = RunSpec.from_dict(old.base)
-    planned = store.planned(name)
-    known = {frozenset(t) for _, t in planned}
-    seed = int(seed if seed is not None else np.random.SeedSequence().generate_state(1)[0])
-    rng = np.random.default_rng(seed)
-    info = dict(old.design_info)
-    record: dict[str, Any] = {
-        "at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "first_seq": len(planned),
-        "replicates": replicates,
-        "seed": seed,
-    }
-    if factors:
-        if len(set(factors)) != len(factors):
-            raise PerflabError("--factors names a factor twice")
-        there = [f for f in factors if f in old.factors]
-        if there:
-            raise PerflabError(
-                f"campaign extend: {', '.join(there)} already a factor of campaign {name!r}"
-            )
-        for f in factors:
-            validate(treat(base, [f], catalog))
-        new_factors = [*old.factors, *factors]
-        cons = Constraints(new_factors, catalog)
-        distinct = list(dict.fromkeys(tuple(sorted(t)) for _, t in planned))
-        sets = [sorted({*x, f}) for x in distinct for f in factors if cons.ok({*x, f})]
-        record.update(added_factors=factors, off_before=True, design="pairs")
-    else:
-        assert design is not None
-        d = DESIGNS.get(design)(design_options)
-        clash = f"campaign extend: design {design!r} conflicts with campaign {name!r}'s " + (
-            f"design {old.design!r}"
-        )
-        try:
-            expanded = d.expand(list(old.factors), catalog)
-            new_factors = list(old.factors)
-            made = d.generate(Constraints(new_factors, catalog), rng)
-        except PerflabError as exc:
-            raise PerflabError(f"{clash}: {exc}") from None
-        if expanded != old.factors:
-            raise PerflabError(f"{clash}: it would change the factors ({', '.join(old.factors)})")
-        sets = [s for s in made if frozenset(s) not in known]
-        record.update(design=design, design_options=d.opts, generated=len(made))
-        if d.info.get("sequences"):  # more orders to walk: the paths' analysis uses them all
-            info["sequences"] = [*old.sequences, *d.info["sequences"]]
-    if not sets:
-        raise PerflabError(
-            f"campaign extend: nothing new to plan (every set is already planned in {name!r})"
-        )
-    for s in sets:
-        treat(base, s, catalog)  # catches anything the design could not know
-    rep0 = store.max_replicate(name) + 1  # new blocks: they run later than every earlier one
-    plan = [(s, rep0 + rep) for s, rep in interleave(sets, replicates, rng)]
-    record.update(sets=len(sets), runs=len(plan))
-    info["extensions"] = [*info.get("extensions", []), record]
-    definition = dataclasses.replace(
-        old, factors=new_factors, design_info=info, sets=old.sets + len(sets)
-    )
-    store.extend_campaign(definition, plan, len(planned))
-    return record

@@ -245,37 +245,6 @@ class Store:
                 [(name, seq, json.dumps(t), rep) for seq, (t, rep) in enumerate(plan)],
             )
 
-    def extend_campaign(
-        self, definition: CampaignDef, plan: list[tuple[list[str], int]], planned_before: int
-    ) -> None:
-        """Replace campaign's definition and append ``plan`` after its planned runs, in one
-        transaction; refused if another extension or plan landed since ``planned_before``
-        was counted (nothing stored then)."""
-        name = definition.name
-        with self.tx() as db:
-            n = db.execute("SELECT COUNT(*) FROM planned WHERE campaign=?", (name,)).fetchone()[0]
-            if n != planned_before:
-                raise PerflabError(f"campaign {name!r} changed while extending it: try again")
-            top = db.execute(
-                "SELECT COALESCE(MAX(seq), -1) FROM planned WHERE campaign=?", (name,)
-            ).fetchone()[0]
-            body = {
-                k: v for k, v in definition.to_dict().items() if k not in ("name", "created_at")
-            }
-            db.execute("UPDATE campaigns SET definition=? WHERE name=?", (json.dumps(body), name))
-            db.executemany(
-                "INSERT INTO planned VALUES (?, ?, ?, ?)",
-                [(name, top + 1 + i, json.dumps(t), rep) for i, (t, rep) in enumerate(plan)],
-            )
-
-    def max_replicate(self, name: str) -> int:
-        """The highest replicate block planned for a campaign (-1: none)."""
-        return int(
-            self.db.execute(
-                "SELECT COALESCE(MAX(replicate), -1) FROM planned WHERE campaign=?", (name,)
-            ).fetchone()[0]
-        )
-
     def _insert_campaign(self, db: sqlite3.Connection, definition: CampaignDef) -> None:
         name = definition.name
         if db.execute("SELECT 1 FROM campaigns WHERE name=?", (name,)).fetchone():

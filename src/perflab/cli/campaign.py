@@ -153,7 +153,9 @@ def campaign_extend(
     store = Store(store_path)
     factors = [f.strip() for f in (factor_list or "").split(",") if f.strip()]
     with shown_warnings():
-        rec = _plan().extend_campaign(
+        from perflab.campaign.extend import extend_campaign
+
+        rec = extend_campaign(
             store, name, factors, design, kv(design_opts, "--design-opt"), replicates, seed
         )
     counts = store.counts(name)

@@ -1,0 +1,144 @@
+"""Growing a campaign: new factors (off in every earlier run) or another design, planned
+against what is already measured; the campaign stays one campaign and one dataset."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from perflab.campaign.definition import CampaignDef
+from perflab.campaign.designs import DESIGNS, Constraints
+from perflab.campaign.plan import interleave
+from perflab.campaign.store import Store
+from perflab.errors import PerflabError
+from perflab.factors import snapshot
+from perflab.factors.treat import treat
+from perflab.run.measure import validate
+from perflab.run.spec import RunSpec
+
+
+def extend_campaign(
+    store: Store,
+    name: str,
+    factors: list[str] | None = None,
+    design: str | None = None,
+    design_options: dict[str, Any] | None = None,
+    replicates: int = 1,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """Grow campaign ``name`` by new factors or by another design; it stays one campaign,
+    analysed as one dataset. Everything is checked first; on error nothing is stored.
+
+    ``factors``: each new factor was off in every earlier run (recorded in the definition's
+    ``extensions``); the new runs are every set already planned with one new factor added
+    (exact X -> X+{t} pairs against what is measured). ``design``: its sets over the
+    campaign's factors, less those already planned; it must keep the factors as they are (a
+    sweep's levels instead of two-level factors conflicts). Returns the extension's record."""
+    if bool(factors) == bool(design):
+        raise PerflabError("campaign extend: give either --factors or --design (one at a time)")
+    if replicates < 1:
+        raise PerflabError(f"--replicates must be at least 1 (got {replicates})")
+    old = store.campaign(name)
+    if old.imported:
+        raise PerflabError(
+            f"campaign {name!r} was imported: it has no base run to extend "
+            "(import the new runs as a campaign of their own)"
+        )
+    if old.design_info.get("plan") is not None:
+        raise PerflabError(f"campaign {name!r} is a plan of explicit runs: it cannot grow")
+    catalog = snapshot.campaign_catalog(old.catalog_files, old.catalogs)
+    base = RunSpec.from_dict(old.base)
+    planned = store.planned(name)
+    known = {frozenset(t) for _, t in planned}
+    seed = int(seed if seed is not None else np.random.SeedSequence().generate_state(1)[0])
+    rng = np.random.default_rng(seed)
+    info = dict(old.design_info)
+    record: dict[str, Any] = {
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "first_seq": len(planned),
+        "replicates": replicates,
+        "seed": seed,
+    }
+    if factors:
+        if len(set(factors)) != len(factors):
+            raise PerflabError("--factors names a factor twice")
+        there = [f for f in factors if f in old.factors]
+        if there:
+            raise PerflabError(
+                f"campaign extend: {', '.join(there)} already a factor of campaign {name!r}"
+            )
+        for f in factors:
+            validate(treat(base, [f], catalog))
+        new_factors = [*old.factors, *factors]
+        cons = Constraints(new_factors, catalog)
+        distinct = list(dict.fromkeys(tuple(sorted(t)) for _, t in planned))
+        sets = [sorted({*x, f}) for x in distinct for f in factors if cons.ok({*x, f})]
+        record.update(added_factors=factors, off_before=True, design="pairs")
+    else:
+        assert design is not None
+        d = DESIGNS.get(design)(design_options)
+        clash = f"campaign extend: design {design!r} conflicts with campaign {name!r}'s " + (
+            f"design {old.design!r}"
+        )
+        try:
+            expanded = d.expand(list(old.factors), catalog)
+            new_factors = list(old.factors)
+            made = d.generate(Constraints(new_factors, catalog), rng)
+        except PerflabError as exc:
+            raise PerflabError(f"{clash}: {exc}") from None
+        if expanded != old.factors:
+            raise PerflabError(f"{clash}: it would change the factors ({', '.join(old.factors)})")
+        sets = [s for s in made if frozenset(s) not in known]
+        record.update(design=design, design_options=d.opts, generated=len(made))
+        if d.info.get("sequences"):  # more orders to walk: the paths' analysis uses them all
+            info["sequences"] = [*old.sequences, *d.info["sequences"]]
+    if not sets:
+        raise PerflabError(
+            f"campaign extend: nothing new to plan (every set is already planned in {name!r})"
+        )
+    for s in sets:
+        treat(base, s, catalog)  # catches anything the design could not know
+    rep0 = _max_replicate(store, name) + 1  # new blocks: they run later than every earlier one
+    plan = [(s, rep0 + rep) for s, rep in interleave(sets, replicates, rng)]
+    record.update(sets=len(sets), runs=len(plan))
+    info["extensions"] = [*info.get("extensions", []), record]
+    definition = dataclasses.replace(
+        old, factors=new_factors, design_info=info, sets=old.sets + len(sets)
+    )
+    _store(store, definition, plan, len(planned))
+    return record
+
+
+def _max_replicate(store: Store, name: str) -> int:
+    """The highest replicate block planned for a campaign (-1: none)."""
+    row = store.db.execute(
+        "SELECT COALESCE(MAX(replicate), -1) FROM planned WHERE campaign=?", (name,)
+    ).fetchone()
+    return int(row[0])
+
+
+def _store(
+    store: Store, definition: CampaignDef, plan: list[tuple[list[str], int]], planned_before: int
+) -> None:
+    """Replace the campaign's definition and append ``plan`` after its planned runs, in one
+    transaction; refused if another extension landed since ``planned_before`` was counted."""
+    name = definition.name
+    with store.tx() as db:
+        n = db.execute("SELECT COUNT(*) FROM planned WHERE campaign=?", (name,)).fetchone()[0]
+        if n != planned_before:
+            raise PerflabError(f"campaign {name!r} changed while extending it: try again")
+        top = db.execute(
+            "SELECT COALESCE(MAX(seq), -1) FROM planned WHERE campaign=?", (name,)
+        ).fetchone()[0]
+        body = definition.to_dict()
+        for k in ("name", "created_at"):  # columns of their own
+            body.pop(k)
+        db.execute("UPDATE campaigns SET definition=? WHERE name=?", (json.dumps(body), name))
+        db.executemany(
+            "INSERT INTO planned VALUES (?, ?, ?, ?)",
+            [(name, top + 1 + i, json.dumps(t), rep) for i, (t, rep) in enumerate(plan)],
+        )
