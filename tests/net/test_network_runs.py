@@ -58,8 +58,9 @@ def test_a_latency_out_of_range_is_one_line_exit_2_nothing_stored(
     assert not list(tmp_path.rglob("*.db")) and not list(tmp_path.rglob("result.json"))
 
 
-def test_saga_refuses_a_network_without_ssh(tmp_path: Path) -> None:
-    r = perflab("run", "--target", "saga", "--workload", "noop", "--tasks", "3",
+@pytest.mark.parametrize("target", ["saga", "shell"])
+def test_job_engines_refuse_a_network_without_ssh(tmp_path: Path, target: str) -> None:
+    r = perflab("run", "--target", target, "--workload", "noop", "--tasks", "3",
                 "--treat", "net_rtt_ms=5", cwd=tmp_path)  # fmt: skip
     assert r.returncode == 2
     assert "net_rtt_ms" in r.stderr and "endpoint=ssh" in r.stderr
@@ -135,3 +136,17 @@ def test_saga_over_ssh_behind_a_round_trip(tmp_path: Path) -> None:
     assert rec["env"]["net"] == {"mechanism": "relay", "rtt_ms": 20.0, "mbit": None}
     seen = [p for p in rec["measurement"]["pids_seen"] if p[0] in _relay_pids(rec)]
     assert seen and alive(seen) == []
+
+
+@pytest.mark.slow
+def test_the_shell_wrapper_piped_over_ssh_behind_a_round_trip(tmp_path: Path) -> None:
+    """The seed's row 3: requests streamed through ssh to the wrapper, behind the relay."""
+    rec = perflab_json("run", "--target", "shell", "--workload", "noop", "--tasks", "30",
+                       "--warmup", "2", "--opt", "mode=wrapper", "--opt", "endpoint=ssh",
+                       "--treat", "net_rtt_ms=20", cwd=tmp_path)  # fmt: skip
+    assert rec["status"] == "ok", rec["error"]
+    assert rec["tasks"] == 30
+    assert rec["env"]["net"] == {"mechanism": "relay", "rtt_ms": 20.0, "mbit": None}
+    cmds = " ".join(p["cmdline"] for p in rec["measurement"]["processes"])
+    assert "sshd" in cmds and "shell_wrapper.sh" in cmds
+    assert alive(rec["measurement"]["pids_seen"]) == []

@@ -6,6 +6,10 @@ perflab's job wrapper (``shell_wrapper.sh``), which keeps each job's pid, state 
 code on disk and waits for each job's monitor before taking the next request, as
 radical.saga's shell wrapper does. Requests are streamed without waiting for replies; a
 reader thread matches the replies (``S seq pid``, ``D seq rc``) to the jobs.
+
+``endpoint=ssh`` pipes the same shell through ssh to an sshd perflab starts on loopback (the
+seed's row 3, "RUN … @ host"), and ``net_rtt_ms``/``net_mbit`` put a delaying relay in front
+of that sshd (``perflab.net``).
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from typing import IO, Any, ClassVar
 
 from perflab.engines import ENGINES
 from perflab.engines.jobs import JobEngine, JobFailed, batch_result, check_words, choice
-from perflab.engines.loopback import stop_pids
+from perflab.engines.loopback import Relay, Sshd, stop_pids
+from perflab.errors import PerflabError
+from perflab.net import NET_OPTIONS, NET_RULES, net_env, resolve_net, shaped
 from perflab.options import Opt
 from perflab.workloads.base import Workload
 
@@ -33,15 +39,30 @@ class ShellEngine(JobEngine):
     """Jobs as background processes of one shell (raw) or of a state-keeping wrapper."""
 
     name = "shell"
-    options: ClassVar[dict[str, Any]] = {"mode": "raw", "until": "submitted", "workers": None}
+    options: ClassVar[dict[str, Any]] = {
+        "mode": "raw",
+        "until": "submitted",
+        "endpoint": "local",
+        "workers": None,
+        **NET_OPTIONS,
+    }
 
     #: Checked (with their own messages) in resolve_options, not by the generic rules.
-    option_rules: ClassVar[dict[str, Opt]] = {k: Opt() for k in ["mode", "until"]}
+    option_rules: ClassVar[dict[str, Opt]] = {
+        **{k: Opt() for k in ["mode", "until", "endpoint"]},
+        **NET_RULES,
+    }
 
     @classmethod
     def resolve_options(cls, options: dict[str, Any]) -> dict[str, Any]:
-        merged = super().resolve_options(options)
+        merged = resolve_net(cls.name, super().resolve_options(options))
         merged["mode"] = choice(cls.name, merged, "mode", ("raw", "wrapper"))
+        merged["endpoint"] = choice(cls.name, merged, "endpoint", ("local", "ssh"))
+        if shaped(merged) and merged["endpoint"] != "ssh":
+            raise PerflabError(
+                "engine 'shell': net_rtt_ms/net_mbit need endpoint=ssh (the relay stands in "
+                "front of the sshd perflab starts)"
+            )
         return merged
 
     def start(self) -> None:
@@ -51,6 +72,9 @@ class ShellEngine(JobEngine):
             if self.mode == "raw"
             else ["/bin/sh", str(WRAPPER), str(self.run_dir / "jobs")]
         )
+        self.servers: list[Sshd | Relay] = []
+        if self.opts["endpoint"] == "ssh":
+            argv = self._over_ssh(argv)
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1 << 16
         )
@@ -60,6 +84,25 @@ class ShellEngine(JobEngine):
         self.seq = 0
         self.reader = threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True)
         self.reader.start()
+
+    def _over_ssh(self, argv: list[str]) -> list[str]:
+        """``argv`` run by an sshd of this run's (behind a relay when the options ask for a
+        network), its stdin and stdout piped through ssh; the servers started now."""
+        sshd = Sshd(self.run_dir / "sshd")
+        self.servers.append(sshd)
+        sshd.start()
+        port = sshd.port
+        if shaped(self.opts):
+            rtt, mbit = self.opts["net_rtt_ms"], self.opts["net_mbit"]
+            relay = Relay(self.run_dir / "net", port, rtt or 0.0, mbit)
+            self.servers.append(relay)
+            relay.start()
+            port = relay.port
+        ssh = str(sshd.client_bin / "ssh")
+        return [ssh, "-p", str(port), "-o", "ControlMaster=no", "127.0.0.1", shlex.join(argv)]
+
+    def record_env(self) -> dict[str, Any]:
+        return {"net": net_env(self.opts)} if self.opts["endpoint"] == "ssh" else {}
 
     def _read(self, out: IO[str] | None) -> None:
         assert out is not None
@@ -126,6 +169,7 @@ class ShellEngine(JobEngine):
     def shutdown(self) -> None:
         proc = getattr(self, "proc", None)
         if proc is None:
+            self._stop_servers()
             return
         try:
             if proc.stdin is not None:
@@ -136,6 +180,7 @@ class ShellEngine(JobEngine):
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        self._stop_servers()  # sshd's sessions (the remote shell and its jobs) with it
         # the shell's jobs and monitors (those that double-forked are reaped by the
         # supervisor) are stopped by PID
         import psutil
@@ -145,3 +190,7 @@ class ShellEngine(JobEngine):
         except psutil.Error:
             kids = []
         stop_pids(kids)
+
+    def _stop_servers(self) -> None:
+        for server in reversed(getattr(self, "servers", [])):
+            server.stop()
