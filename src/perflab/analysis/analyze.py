@@ -218,6 +218,18 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
         if ratio is None
         else f"{ratio:.2f}x" + (f" (95% CI {ci[0]:.2f}..{ci[1]:.2f}x)" if ci else " (no interval)")
     )
+    pruned = [d["factor"] for d in result.get("best_dropped", [])]
+    untested = list(result.get("best_unsupported", []))
+    said = []
+    if pruned:
+        said.append("pruned from the fastest predicted set (saving not significant after "
+                    "Holm): " + ", ".join(pruned))  # fmt: skip
+    if untested:
+        said.append("kept but not testable (its removal is not predictable or not allowed): "
+                    + ", ".join(untested))  # fmt: skip
+    if not said:
+        said.append("every member's saving is significant after Holm" if best_set else "-")
+    support_text = "; ".join(said)
     return {
         "model": model,
         "base_us": base_pred,
@@ -227,7 +239,12 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
         "speedup": ratio,
         "speedup_ci": list(ci) if ci else None,
         "best_pi_us": list(pi) if pi else None,
-        "lines": {"untreated": base_text, "best": best_text, "speed-up": speedup_text},
+        "lines": {
+            "untreated": base_text,
+            "best": best_text,
+            "speed-up": speedup_text,
+            "support": support_text,
+        },
     }
 
 
