@@ -109,7 +109,7 @@ def test_through_the_relay_the_interchange_still_demands_curve(tmp_path: Path) -
     CURVE, and is let go without a session."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen(
-        [*PERFLAB, *HTEX, "--tasks", "2000", "--treat", "net_rtt_ms=1", "--json"],
+        [*PERFLAB, *HTEX, "--tasks", "1200", "--treat", "net_rtt_ms=1", "--json"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
