@@ -187,7 +187,8 @@ def test_a_40_run_tune_runs_on_slurm(work: Path, cluster: SlurmCluster) -> None:
     store = Store(work / "s.db")
     stages = [n for n in store.campaign_names() if n.startswith("t.")]
     records = [r for n in stages for r in store.records(n)]
-    assert len(records) == 40 and all(r.status == "ok" for r in records)
+    # the tune spends at most its budget (the final blocks take whole blocks)
+    assert len(records) == result["runs"] <= 40 and all(r.status == "ok" for r in records)
     _through_slurm(records, cluster)
     assert cluster.jobs() == []
 
