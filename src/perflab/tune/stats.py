@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 import statsmodels.api as sm
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 
 @dataclass
@@ -46,28 +45,6 @@ def screen_effects(x: np.ndarray, y: np.ndarray, names: list[str]) -> list[Effec
         )
         for i, j in enumerate(keep)
     ]
-
-
-def better_neighbours(
-    current: np.ndarray, others: dict[str, np.ndarray], alpha: float = 0.05
-) -> list[tuple[str, float, float]]:
-    """Neighbours significantly faster than ``current`` (Welch t on log times, Holm over the
-    neighbours tested): ``(name, log ratio, adjusted p)``, most promising first."""
-    names, ps, diffs = [], [], []
-    lc = np.log(current)
-    for name, ys in others.items():
-        if len(ys) < 2 or len(lc) < 2:
-            continue
-        ly = np.log(ys)
-        t = stats.ttest_ind(ly, lc, equal_var=False, alternative="less")
-        names.append(name)
-        ps.append(float(t.pvalue))
-        diffs.append(float(ly.mean() - lc.mean()))
-    if not names:
-        return []
-    reject, p_adj, _, _ = multipletests(ps, alpha=alpha, method="holm")
-    out = [(n, d, float(p)) for n, d, p, r in zip(names, diffs, p_adj, reject, strict=True) if r]
-    return sorted(out, key=lambda t: t[1])
 
 
 @dataclass
