@@ -1,4 +1,4 @@
-"""The tuner's statistics: screening fits on log time, neighbour tests, measured speed-ups.
+"""The tuner's statistics: screening fits on log time, measured speed-ups.
 
 Times are compared on the log scale: performance effects are multiplicative, and the
 log makes the noise of slow and fast sets comparable.
