@@ -1,4 +1,5 @@
-"""A campaign's own copy of every catalog (and patch diff) it was planned with.
+"""A campaign's own copy of every catalog (and patch diff, and Parsl config a factor names) it
+was planned with.
 
 A campaign stores each file's text and SHA-256 at creation, and later runs (and analyses)
 use that copy: editing or deleting a catalog cannot change what a factor means inside a
@@ -41,15 +42,24 @@ def take(paths: list[str], catalog: Catalog) -> list[dict[str, Any]]:
         {**_entry(p, "catalog"), "builtin": True} for p in sorted(BUILTIN_DIR.glob("*.toml"))
     ]
     entries += [_entry(Path(p), "catalog") for p in paths]
-    diffs = sorted(
+    referenced = sorted(
         {
-            str(v["diff"])
+            (k, _file_of(k, v))
             for f in catalog.factors.values()
             for k, v in f.effects.items()
-            if k == "patch"
+            if k in REFERENCED
         }
     )
-    return entries + [_entry(Path(d), "patch") for d in diffs]
+    return entries + [_entry(Path(path), kind) for kind, path in referenced]
+
+
+#: Effects that point at a file of their own (a patch's diff, a Parsl config), and the suffix
+#: its stored copy keeps.
+REFERENCED = {"patch": ".diff", "parsl_config": ".py"}
+
+
+def _file_of(kind: str, value: Any) -> str:
+    return str(value["diff"]) if kind == "patch" else str(value)
 
 
 def changed(entries: list[dict[str, Any]]) -> list[str]:
@@ -67,8 +77,9 @@ def changed(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def restore(entries: list[dict[str, Any]]) -> Catalog:
-    """The catalog as it was at creation. A patch whose diff changed on disk is applied from
-    the stored copy, written once to ``$PERFLAB_HOME/campaign-files/<sha256>.diff``."""
+    """The catalog as it was at creation. A patch whose diff (or a Parsl config a factor
+    names) changed on disk is used from the stored copy, written once to
+    ``$PERFLAB_HOME/campaign-files/<sha256>.diff|.py``."""
     catalogs = [
         load_catalog(
             BUILTIN_DIR / Path(e["path"]).name if e.get("builtin") else e["path"], e["text"]
@@ -78,16 +89,17 @@ def restore(entries: list[dict[str, Any]]) -> Catalog:
     ]
     # The interpreters present are the machine's, not a file's: found again, never stored.
     catalog = merge_catalogs([interpreter_catalog(), *catalogs])
-    stale = set(changed([e for e in entries if e["kind"] == "patch"]))
-    copies = {e["path"]: e for e in entries if e["kind"] == "patch" and e["path"] in stale}
+    stale = set(changed([e for e in entries if e["kind"] in REFERENCED]))
+    copies = {(e["kind"], e["path"]): e for e in entries if e["path"] in stale}
     for f in catalog.factors.values():
-        patch = f.effects.get("patch")
-        if patch is not None and str(patch["diff"]) in copies:
-            e = copies[str(patch["diff"])]
-            kept = home_dir("campaign-files") / f"{e['sha256']}.diff"
+        for kind, suffix in REFERENCED.items():
+            value = f.effects.get(kind)
+            if value is None or (e := copies.get((kind, _file_of(kind, value)))) is None:
+                continue
+            kept = home_dir("campaign-files") / f"{e['sha256']}{suffix}"
             if not kept.exists():
                 atomic_write(kept, e["text"])
-            f.effects["patch"] = {**patch, "diff": str(kept)}
+            f.effects[kind] = {**value, "diff": str(kept)} if kind == "patch" else str(kept)
     return catalog
 
 
