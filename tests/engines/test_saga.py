@@ -13,6 +13,8 @@ import psutil
 import pytest
 
 from attacker import listeners, public
+from perflab.factors.catalog import load_catalogs
+from perflab.factors.treat import treat
 from perflab.run.measure import measure
 from perflab.run.record import RunRecord
 from perflab.run.spec import RunSpec
@@ -37,6 +39,10 @@ def _exec_run(run_root: Path, exe: Path, args: str, **opts: str) -> RunRecord:
         timeout_s=120,
         run_root=str(run_root),
     )
+    if opts.get("mode") == "bulk":
+        # saga's own wrapper races in bulk submission ("tail: cannot open …/state", a job
+        # with no id; docs/seed001.md): its fifo fix keeps this test about quoting alone
+        spec = treat(spec, ["src_saga_wrapper_fifo"], load_catalogs())
     return measure(spec)
 
 
