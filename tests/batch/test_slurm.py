@@ -18,6 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from attacker import as_nobody, listeners, needs_root, public
 from conftest import ROOT, alive
 from perflab.batch.slurm import SlurmCluster, marked
 from perflab.campaign.store import Store
@@ -94,6 +95,32 @@ def work(tmp_path: Path, cluster: SlurmCluster) -> Path:
     (tmp_path / "score.sh").chmod(0o755)
     (tmp_path / "slurm.py").write_text(_config(cluster.partition, tmp_path))
     return tmp_path
+
+
+@needs_root
+def test_another_user_cannot_use_the_cluster(cluster: SlurmCluster) -> None:
+    """The daemons listen on loopback only, and uid nobody, given the cluster's whole
+    slurm.conf (its ports, its munge socket's path), can neither list nor submit: munged's
+    socket is in a 0700 directory, so he gets no credential the controller accepts."""
+    socks = [s for p in cluster.procs.values() for s in listeners(p.pid)]
+    assert socks and public(socks) == [], socks
+    out = as_nobody(
+        f"CONF = {cluster.conf.read_text()!r}\n"
+        """
+import subprocess, tempfile
+fd, path = tempfile.mkstemp(suffix=".conf")
+os.write(fd, CONF.encode()); os.close(fd)
+env = {"SLURM_CONF": path, "PATH": "/usr/bin:/bin:/usr/sbin"}
+runs = [subprocess.run(argv, capture_output=True, text=True, env=env, timeout=30)
+        for argv in (["squeue", "-h"], ["sbatch", "--wrap", "touch /tmp/pwned-by-nobody"])]
+report(codes=[r.returncode for r in runs], said=[r.stderr[-200:] for r in runs])
+""",
+        preimport=("subprocess", "tempfile"),
+        timeout=90,
+    )
+    print(f"nobody against the cluster: {out}")
+    assert all(code != 0 for code in out["codes"]), out
+    assert cluster.jobs() == []
 
 
 def _config(partition: str, where: Path) -> str:

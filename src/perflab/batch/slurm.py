@@ -154,6 +154,9 @@ class SlurmCluster:
             f"SlurmdPort={self.slurmd_port}",
             f"SlurmUser={user}",
             f"SlurmdUser={user}",
+            # bind to the address the node's names resolve to (127.0.0.1 here), not every
+            # interface: the daemons are then reachable from this machine only
+            "CommunicationParameters=NoInAddrAny,NoCtldInAddrAny",
             "AuthType=auth/munge",
             "CredType=cred/munge",
             f"AuthInfo=socket={self.munge_socket}",
