@@ -31,7 +31,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from perflab.campaign.designs.base import Constraints
-from perflab.factors.catalog import CATEGORIES
+from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
@@ -51,9 +51,9 @@ class Evidence:
     """One drop test: the set without ``factors`` against the set with them.
 
     ``ratio`` is time without ÷ time with (above 1: dropping is slower), with its interval at
-    ``confidence``; ``verdict`` says what the set is without them: "slower" (significant, Holm,
-    and beyond the threshold), "faster", "not slower" (the interval ends below the threshold),
-    "inconclusive", or "untested"."""
+    ``confidence``, from ``runs`` runs; ``verdict`` says what the set is without them:
+    "slower" (significant, Holm, and beyond the threshold), "faster", "not slower" (the
+    interval ends below the threshold), "inconclusive", or "untested"."""
 
     factors: list[str]
     kept: bool
@@ -62,7 +62,7 @@ class Evidence:
     ci_low: float | None = None
     ci_high: float | None = None
     confidence: float | None = None
-    pairs: int = 0
+    runs: int = 0
     reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,7 +71,7 @@ class Evidence:
 
 def rank(factor: str, cons: Constraints) -> int:
     """How costly a factor is to apply: its category's place in the catalog's nice order."""
-    return CATEGORIES.index(cons.category.get(factor, CATEGORIES[1]))
+    return CATEGORIES.index(cons.category.get(factor, DEFAULT_CATEGORY))
 
 
 def without(chosen: Iterable[str], drop: Iterable[str], cons: Constraints) -> set[str]:
@@ -182,8 +182,9 @@ def knockout(
     (``knockout_design``), plus the runs in ``seen`` of the set or the set without one group;
     OLS of log time on which groups each run dropped gives every group's drop cost (time
     without ÷ with) with its t interval. A group stays if that cost is significant (one-sided,
-    Holm over the groups at ``ALPHA``) and beyond the practical ``THRESHOLD``: compare's rule.
-    The new runs are appended to ``seen``."""
+    Holm over the groups at ``ALPHA``) and beyond the practical ``THRESHOLD`` (compare's
+    rule), or, ``presumed`` needed by the search, while the knock-out cannot tell. The new runs
+    are appended to ``seen``."""
     m = len(groups)
     if m == 0:
         return set(best), []
