@@ -6,7 +6,11 @@
 With ``venv = true`` the run gets a private venv of that interpreter (built once, cached)
 holding the target's packages at the versions installed here, so only the interpreter differs.
 The built-in catalog has such a factor, ``python3.X``, for each CPython ≥ 3.11 found under
-pyenv or in /usr/bin (``discovered_interpreters``).
+pyenv or in /usr/bin (``discovered_interpreters``), and ``python3.Xt`` for a free-threaded
+build. A free-threaded build's factor takes the GIL as its level (``python3.13t=0`` runs with
+``PYTHON_GIL=0``, ``=1`` with the GIL back on); a build configured with the experimental JIT
+takes the JIT as its level (``PYTHON_JIT=0|1``). What a build is comes from its own
+sysconfig data, read as text: the catalog loads often, so no interpreter is started for it.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from perflab.run.spec import RunSpec
 #: perflab itself runs inside the measured interpreter, so it must be new enough for perflab.
 MIN_VERSION = (3, 11)
 SEARCH = ("~/.pyenv/versions/*/bin/python3.*", "/usr/bin/python3.*", "/usr/local/bin/python3.*")
-VERSION_RE = re.compile(r"(?:^|/)(?:python)?(\d+)\.(\d+)(?:\.(\d+))?(?:/|$)")
+VERSION_RE = re.compile(r"(?:^|/)(?:python)?(\d+)\.(\d+)(?:\.(\d+))?t?(?:/|$)")
+#: ``python3.13`` or ``python3.13t`` (free-threaded); ``python3.13-config`` and the like are not.
+NAME_RE = re.compile(r"python(\d+)\.(\d+)(t?)")
 
 
 def resolve_python(path: str) -> str:
@@ -61,13 +67,14 @@ class InterpreterKind(FactorKind):
 
 
 def discovered_interpreters() -> dict[str, str]:
-    """``{"3.12": path}``: one CPython per minor version ≥ 3.11 found on this machine
-    (the newest patch release under pyenv first, then system ones)."""
+    """``{"3.12": path, "3.13t": path}``: one CPython per minor version ≥ 3.11 and build
+    (``t``: free-threaded) found on this machine (the newest patch release under pyenv first,
+    then system ones)."""
     found: dict[str, tuple[tuple[int, ...], str]] = {}
     for pattern in SEARCH:
         for path in glob.glob(os.path.expanduser(pattern)):
             name = os.path.basename(path)
-            m = re.fullmatch(r"python(\d+)\.(\d+)", name)
+            m = NAME_RE.fullmatch(name)
             if not m or not os.access(path, os.X_OK):
                 continue
             minor = (int(m.group(1)), int(m.group(2)))
@@ -75,23 +82,53 @@ def discovered_interpreters() -> dict[str, str]:
                 continue
             v = VERSION_RE.search(path.replace(name, ""))
             patch = tuple(int(x) for x in v.groups() if x) if v else minor
-            key = f"{minor[0]}.{minor[1]}"
+            key = f"{minor[0]}.{minor[1]}{m.group(3)}"
             if key not in found or patch > found[key][0]:
                 found[key] = (patch, path)
     return {k: p for k, (_, p) in sorted(found.items())}
 
 
+def build_flags(path: str, version: str) -> dict[str, bool]:
+    """``free_threaded`` and ``jit`` of the interpreter at ``path`` (``version`` as in
+    ``discovered_interpreters``), from its sysconfig data when it can be found beside it
+    (``<prefix>/lib/python3.X[t]/_sysconfigdata_*.py``), else from its name."""
+    prefix = Path(path).resolve().parent.parent
+    text = ""
+    for f in sorted(glob.glob(str(prefix / "lib" / f"python{version}" / "_sysconfigdata_*.py"))):
+        try:
+            text += Path(f).read_text(errors="replace")
+        except OSError:
+            continue
+    free = version.endswith("t") or bool(re.search(r"'Py_GIL_DISABLED':\s*1\b", text))
+    # --enable-experimental-jit, =yes or =yes-off (built in, off until PYTHON_JIT=1); not
+    # =no, and not =interpreter (the tier-2 interpreter without machine code)
+    jit = bool(re.search(r"--enable-experimental-jit(?:=yes(?:-off)?)?(?=[\s'\"]|$)", text))
+    return {"free_threaded": free, "jit": jit}
+
+
 def interpreter_factors() -> dict[str, dict[str, Any]]:
-    """Catalog tables for the interpreters present: ``python3.12`` … (they conflict)."""
+    """Catalog tables for the interpreters present: ``python3.12``, ``python3.13t`` … (they
+    conflict). A free-threaded build's level is ``PYTHON_GIL``, a JIT build's ``PYTHON_JIT``."""
     found = discovered_interpreters()
     names = {v: f"python{v}" for v in found}
-    return {
-        names[v]: {
-            "description": f"CPython {v} ({path}) in a private venv with this environment's "
-            "target packages",
+    out: dict[str, dict[str, Any]] = {}
+    for v, path in found.items():
+        flags = build_flags(path, v)
+        build = "free-threaded " if flags["free_threaded"] else ""
+        build += "JIT " if flags["jit"] else ""
+        table: dict[str, Any] = {
+            "description": f"CPython {v} {build}({path}) in a private venv with this "
+            "environment's target packages",
             "category": "environment",
             "python": {"path": path, "venv": True},
             "conflicts": [n for w, n in names.items() if w != v],
         }
-        for v, path in found.items()
-    }
+        # one switch per factor: a build both free-threaded and JIT gets the GIL as its
+        # level (the JIT stays at the build's default)
+        toggle = "PYTHON_GIL" if flags["free_threaded"] else "PYTHON_JIT" if flags["jit"] else None
+        if toggle:
+            table["levels"] = [0, 1]
+            table["env"] = {toggle: "{level}"}
+            table["description"] += f"; level: {toggle}=0|1"
+        out[names[v]] = table
+    return out
