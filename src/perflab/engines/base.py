@@ -1,34 +1,25 @@
-"""The engine interface: start a real task system, submit callables, stop it."""
+"""The engine interface: start a real task system, run tasks on it, stop it.
+
+:class:`Engine` is the life cycle every engine shares (options checked before anything
+starts, ``start``/``shutdown``, a context manager). What an engine runs is one of two kinds:
+an :class:`ExecutorEngine` runs callables (the :class:`perflab.tasks.Executor` protocol that
+workloads use), a :class:`BatchEngine` runs a whole counted batch its own way (job services,
+pub/sub). The measured process picks the path (``perflab.run.child``).
+"""
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from types import TracebackType
+from typing import Any, ClassVar
 
 from perflab.errors import PerflabError
 from perflab.options import Opt, check_options
-
-#: Task functions that can also run as a shell command: fn -> (command builder, output parser).
-SHELL_FORMS: dict[Callable[..., Any], tuple[Callable[..., str], Callable[[str], Any]]] = {}
-
-
-def shell_form(
-    command: Callable[..., str], parse: Callable[[str], Any]
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare a task function's shell equivalent, for engines that run commands."""
-
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        SHELL_FORMS[fn] = (command, parse)
-        return fn
-
-    return register
-
-
-if TYPE_CHECKING:
-    from perflab.workloads.base import Workload
+from perflab.tasks import CommandTasks, FuturesLoop, ManagerLoop
 
 
 class Engine:
@@ -41,16 +32,15 @@ class Engine:
     name: ClassVar[str] = ""
     packages: ClassVar[tuple[str, ...]] = ()
     options: ClassVar[dict[str, Any]] = {"workers": None}
-    #: Job engines (shell, saga) run the workload's command line (``Workload.command()``),
-    #: not its callable; the caller checks that the workload has one before the run.
-    runs_commands: ClassVar[bool] = False
     #: What each option accepts, where its default (often None) does not say (``workers``:
     #: an integer >= 1 for every engine).
     option_rules: ClassVar[dict[str, Opt]] = {}
-    #: How a task can depend on earlier tasks' results: ``"native"`` (the engine resolves
-    #: futures given as arguments), ``"callbacks"`` (perflab chains the futures), or None
-    #: (it cannot: DAG workloads are refused before the run).
+    #: How a task can depend on earlier results (see ``perflab.tasks.Executor``); None: it
+    #: cannot, and DAG workloads are refused before the run.
     dependencies: ClassVar[str | None] = None
+    #: Job engines (shell, saga) run the workload's command line (``Workload.command()``),
+    #: not its callable; the caller checks that the workload has one before the run.
+    runs_commands: ClassVar[bool] = False
 
     def __init__(
         self, run_dir: Path, options: dict[str, Any] | None = None, parsl_config: str | None = None
@@ -91,65 +81,49 @@ class Engine:
         that must tolerate a partial start (attributes not yet set)."""
         raise NotImplementedError
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
-        raise NotImplementedError
-
-    def submit_after(self, fn: Callable[..., Any], deps: list[Any], *args: Any) -> Any:
-        """Submit ``fn(*args, *results of deps)`` to run once every future in ``deps`` is done."""
-        if self.dependencies == "native":
-            return self.submit(fn, *args, *deps)
-        if self.dependencies == "callbacks":
-            if getattr(self, "_chainer", None) is None:
-                from perflab.engines.chaining import Chainer
-
-                self._chainer = Chainer(self.submit)
-            return self._chainer.submit_after(fn, deps, *args)
-        raise PerflabError(f"engine {self.name!r} cannot express task dependencies")
-
     def record_env(self) -> dict[str, Any]:
         """What only the running engine knows of the run's environment (e.g. ``net``: the
         network it put in front of its workers), added to the record's ``env``."""
         return {}
 
-    def workers_total(self) -> int:
-        """How many tasks can run at once (for a workload's ideal time)."""
-        return int(self.opts["workers"])
+    def shutdown(self) -> None:
+        """Stop everything ``start`` started."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Engine:
+        try:
+            self.start()
+        except BaseException:
+            # what a half-started engine did start (servers, clients) is stopped before the
+            # error is reported; its own shutdown error would only hide the cause
+            with contextlib.suppress(Exception):
+                self.shutdown()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.shutdown()
+
+
+class ExecutorEngine(Engine):
+    """An engine that runs callables (implements :class:`perflab.tasks.Executor`)."""
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        raise NotImplementedError
 
     def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
         return concurrent.futures.as_completed(list(futures))
 
-    # Hooks for workloads that drive the engine with their own loop (postprocess). The
-    # defaults fit engines whose futures are concurrent.futures futures.
+    def workers_total(self) -> int:
+        return int(self.opts["workers"])
 
-    #: Which loop the post-processing model plays for this engine ("pool" or "workqueue").
-    model_kind: ClassVar[str] = "pool"
-
-    def ready(self, pending: Iterable[Any]) -> set[Any]:
-        """The futures among ``pending`` that have finished, without blocking."""
-        return {f for f in pending if f.done()}
-
-    def wait_first(self, pending: Iterable[Any]) -> set[Any]:
-        """Block until at least one of ``pending`` has finished; the finished ones."""
-        done, _ = concurrent.futures.wait(list(pending), return_when="FIRST_COMPLETED")
-        return set(done)
-
-    def flush(self) -> None:
-        """Make submitted tasks go out now (for engines that dispatch only when asked)."""
-
-    def task_times(self, future: Any) -> tuple[float, float] | None:
-        """When the engine sent a task and received its result (wall clock), if it knows."""
-        return None
-
-    def loop_stats(self) -> dict[str, float]:
-        """The engine's own counters before a driven batch (see ``loop_costs``)."""
-        return {}
-
-    def loop_costs(self, before: dict[str, float]) -> dict[str, float]:
-        """The manager's own time per task since ``before`` (``send_s``, ``recv_s``)."""
-        return {}
-
-    def shutdown(self) -> None:
-        raise NotImplementedError
+    def loop(self) -> ManagerLoop:
+        return FuturesLoop()
 
     def task_stream_begin(self) -> None:
         """Hook for profiles: start the engine's own per-task record, if it keeps one."""
@@ -158,13 +132,16 @@ class Engine:
         """The engine's own per-task records since ``task_stream_begin`` (None: it has none)."""
         return None
 
-    def run_batch(self, workload: Workload, n: int) -> dict[str, Any] | None:
-        """Hook: run ``n`` counted tasks the engine's own way (job systems, event streams)
-        and return the keys of ``Workload.run_batch``; None (the default) lets the workload
-        submit its callables through ``submit``."""
-        return None
+
+class BatchEngine(Engine):
+    """An engine that runs each counted batch itself (job services, pub/sub)."""
+
+    def run_batch(self, tasks: CommandTasks, n: int) -> dict[str, Any]:
+        """Run ``n`` counted tasks of ``tasks`` and return the batch's timings (the keys of
+        ``perflab.engines.jobs.batch_result``)."""
+        raise NotImplementedError
 
     def settle(self) -> None:
-        """Hook: called after each batch, once its measured window has closed, to finish
-        what the batch left running (jobs counted at submission), so the next batch starts
-        from an idle tree. Raises if that work failed."""
+        """Called after each batch, once its window has closed, to finish what the batch
+        left running (jobs counted at submission), so the next batch starts from an idle
+        tree. Raises if that work failed."""

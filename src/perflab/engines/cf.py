@@ -7,10 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from perflab.engines import ENGINES
-from perflab.engines.base import Engine
+from perflab.engines.base import ExecutorEngine
 
 
-class _PoolEngine(Engine):
+class _PoolEngine(ExecutorEngine):
     dependencies = "callbacks"
     pool_class: Callable[..., concurrent.futures.Executor]
     pool: concurrent.futures.Executor
@@ -23,6 +23,11 @@ class _PoolEngine(Engine):
 
     def shutdown(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def abandonable(self) -> bool:
+        """The pool lives in the measured process (and its children): nothing of its
+        shutdown is recorded, so the tree may be killed after the last window."""
+        return True
 
 
 @ENGINES.register

@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
 from perflab.engines import ENGINES
-from perflab.engines.base import Engine
+from perflab.engines.base import ExecutorEngine
 from perflab.options import Opt
+from perflab.tasks import FuturesLoop, ManagerLoop
 
 
 @ENGINES.register
-class DaskEngine(Engine):
+class DaskEngine(ExecutorEngine):
     name = "dask"
     packages = ("dask", "distributed")
     #: Dask resolves futures given as arguments (the scheduler orders the graph).
@@ -79,12 +80,16 @@ class DaskEngine(Engine):
                     )
         return out
 
-    def wait_first(self, pending: Iterable[Any]) -> set[Any]:
+    def loop(self) -> ManagerLoop:
         from distributed import wait
 
-        done, _ = wait(list(pending), return_when="FIRST_COMPLETED")
-        return set(done)
+        return FuturesLoop(wait)
 
     def shutdown(self) -> None:
         self.client.close()
         self.cluster.close()
+
+    def abandonable(self) -> bool:
+        """The LocalCluster's scheduler and workers are all in the run's tree, and nothing of
+        their shutdown is recorded: the tree may be killed after the last window."""
+        return True

@@ -1,6 +1,6 @@
 """What job engines (``shell``, ``saga``) share: tasks are executables, not callables.
 
-A job engine runs each counted batch itself (``Engine.run_batch``): it submits ``n`` copies
+A job engine runs each counted batch itself (``BatchEngine.run_batch``): it submits ``n`` copies
 of the workload's command line and, with ``until=submitted`` (the seed's measure: jobs/s is
 the submission rate), the batch ends when the job system has confirmed every submission;
 with ``until=done`` it ends when every job has finished. Jobs still running when the window
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.engines.base import Engine
+from perflab.engines.base import BatchEngine
 from perflab.errors import PerflabError
 
 UNTIL = ("submitted", "done")
@@ -42,7 +42,7 @@ def count(engine: str, options: dict[str, Any], key: str, low: int = 1) -> int:
     return value
 
 
-class JobEngine(Engine):
+class JobEngine(BatchEngine):
     """Base of engines whose tasks are command lines (see the module docstring)."""
 
     runs_commands = True

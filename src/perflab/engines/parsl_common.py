@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from perflab.engines.base import Engine
+from perflab.engines.base import ExecutorEngine
 from perflab.errors import PerflabError
 
 
@@ -89,7 +89,7 @@ def _line_in(exc: BaseException, path: Path) -> int | None:
     return line
 
 
-class ParslEngine(Engine):
+class ParslEngine(ExecutorEngine):
     """Runs tasks as Parsl python_apps on a freshly loaded DataFlowKernel."""
 
     packages = ("parsl",)
@@ -152,6 +152,28 @@ class ParslEngine(Engine):
 
         self.dfk.cleanup()
         parsl.clear()
+
+    def abandonable(self) -> bool:
+        """Whether killing the run's tree after its last window loses nothing (run/teardown):
+        every executor runs in this process or starts its workers here, as children
+        (LocalProvider, single-node launcher), and no monitoring hub is writing."""
+        from parsl.executors.threads import ThreadPoolExecutor
+        from parsl.launchers import SimpleLauncher, SingleNodeLauncher
+        from parsl.providers import LocalProvider
+
+        dfk = getattr(self, "dfk", None)
+        if dfk is None or getattr(dfk.config, "monitoring", None) is not None:
+            return False
+        for ex in dfk.config.executors:
+            if isinstance(ex, ThreadPoolExecutor):
+                continue
+            provider = getattr(ex, "provider", None)
+            launcher = getattr(provider, "launcher", None)
+            if not isinstance(provider, LocalProvider) or not isinstance(
+                launcher, SingleNodeLauncher | SimpleLauncher
+            ):
+                return False
+        return True
 
 
 def log_config(value: Any) -> Any:

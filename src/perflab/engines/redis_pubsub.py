@@ -23,18 +23,18 @@ from typing import IO, Any, ClassVar
 
 from perflab.engines import ENGINES
 from perflab.engines._redis_client import PASSWORD_ENV
-from perflab.engines.base import Engine
+from perflab.engines.base import BatchEngine
 from perflab.engines.jobs import JobFailed, batch_result, count, shares
 from perflab.engines.loopback import RedisServer, stop_pids
 from perflab.options import Opt
-from perflab.workloads.base import Workload
+from perflab.tasks import CommandTasks
 
 #: Seconds a batch may take beyond its last event before the run fails.
 BATCH_TIMEOUT_S = 120.0
 
 
 @ENGINES.register
-class RedisPubSubEngine(Engine):
+class RedisPubSubEngine(BatchEngine):
     """Event rate of redis pub/sub: N publishing clients, one listener, K channel shards."""
 
     name = "redis-pubsub"
@@ -112,9 +112,9 @@ class RedisPubSubEngine(Engine):
             if _readline(proc.stdout) != "ready":
                 raise JobFailed(f"a redis client did not connect (exit {proc.poll()})")
 
-    def run_batch(self, workload: Workload, n: int) -> dict[str, Any] | None:
+    def run_batch(self, tasks: CommandTasks, n: int) -> dict[str, Any]:
         if not self.clients:
-            self._start_clients(int(workload.p.get("arg_bytes", 0)))
+            self._start_clients(int(tasks.p.get("arg_bytes", 0)))
         with self.cond:
             self.received, self.first, self.last = 0, None, 0.0
         parts = shares(n, len(self.clients))
@@ -134,9 +134,6 @@ class RedisPubSubEngine(Engine):
                     raise JobFailed(f"listener received {self.received} of {n} events")
                 self.cond.wait(0.5)
             return batch_result(n, t0, submitted, self.first, self.last)
-
-    def submit(self, fn: Any, *args: Any) -> Any:
-        raise NotImplementedError("redis-pubsub runs batches of events (run_batch)")
 
     def shutdown(self) -> None:
         for proc in getattr(self, "clients", []):

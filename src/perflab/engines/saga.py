@@ -51,7 +51,7 @@ from perflab.errors import PerflabError
 from perflab.files import atomic_write
 from perflab.net import NET_OPTIONS, NET_RULES, net_env, resolve_net, shaped
 from perflab.options import Opt
-from perflab.workloads.base import Workload
+from perflab.tasks import CommandTasks
 
 MODES = ("create_job", "run_job", "bulk")
 #: Seconds saga's ssh gives a connection (RADICAL_SAGA_PTY_SSH_TIMEOUT): an unreachable
@@ -267,8 +267,8 @@ class SagaEngine(JobEngine):
         out["jobs"] = jobs
         out["end"] = time.perf_counter()
 
-    def run_batch(self, workload: Workload, n: int) -> dict[str, Any] | None:
-        argv = workload.command()
+    def run_batch(self, tasks: CommandTasks, n: int) -> dict[str, Any]:
+        argv = tasks.command()
         assert argv is not None
         check_words(self.name, argv, "saga types each job into a terminal, which acts on it")
         # quoted once, before the window opens
@@ -336,9 +336,6 @@ class SagaEngine(JobEngine):
                 )
             if dirs:
                 time.sleep(0.05)
-
-    def submit(self, fn: Any, *args: Any) -> Any:
-        raise NotImplementedError("the saga engine runs batches of commands (run_batch)")
 
     def shutdown(self) -> None:
         # close() can block on a wedged pty shell: give all services CLOSE_TIMEOUT_S, then

@@ -27,7 +27,7 @@ from perflab.engines.loopback import Relay, Sshd, stop_pids
 from perflab.errors import PerflabError
 from perflab.net import NET_OPTIONS, NET_RULES, net_env, resolve_net, shaped
 from perflab.options import Opt
-from perflab.workloads.base import Workload
+from perflab.tasks import CommandTasks
 
 WRAPPER = Path(__file__).with_name("shell_wrapper.sh")
 #: Seconds the engine waits for the shell to confirm or finish jobs before failing the run.
@@ -132,8 +132,8 @@ class ShellEngine(JobEngine):
                     raise JobFailed(f"jobs not {what} after {REPLY_TIMEOUT_S:g}s")
                 self.cond.wait(0.5)
 
-    def run_batch(self, workload: Workload, n: int) -> dict[str, Any] | None:
-        argv = workload.command()
+    def run_batch(self, tasks: CommandTasks, n: int) -> dict[str, Any]:
+        argv = tasks.command()
         assert argv is not None
         if self.mode == "wrapper":  # the raw shell parses a quoted newline as part of a word
             check_words(self.name, argv, "the wrapper reads one job per line")
@@ -162,9 +162,6 @@ class ShellEngine(JobEngine):
         if failed:
             seq, rc = next(iter(failed.items()))
             raise JobFailed(f"{len(failed)} of {len(seqs)} jobs failed (job {seq}: exit {rc})")
-
-    def submit(self, fn: Any, *args: Any) -> Any:
-        raise NotImplementedError("the shell engine runs batches of commands (run_batch)")
 
     def shutdown(self) -> None:
         proc = getattr(self, "proc", None)

@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from perflab.engines import ENGINES
-from perflab.engines.base import SHELL_FORMS, Engine
+from perflab.engines.base import ExecutorEngine
 from perflab.errors import PerflabError
 from perflab.files import create_private
+from perflab.tasks import SHELL_FORMS, ManagerLoop
 
 MANAGER = Path(__file__).with_name("_wq_manager.py")
 PACKAGES_HINT = "apt-get install coop-computing-tools python3-workqueue"
@@ -70,7 +71,7 @@ def check_installed(python: str, worker: str) -> None:
 
 
 @ENGINES.register
-class WorkQueueEngine(Engine):
+class WorkQueueEngine(ExecutorEngine):
     name = "workqueue"
     model_kind = "workqueue"
     options: ClassVar[dict[str, Any]] = {
@@ -241,6 +242,10 @@ class WorkQueueEngine(Engine):
             task = self._call("wait", timeout=WAIT_S)["task"]
             if task is not None:
                 self._resolve(task)
+
+    def loop(self) -> ManagerLoop:
+        # the manager's own hooks: results drained from the manager, its send/receive times
+        return self
 
     def flush(self) -> None:
         # Work Queue sends only inside wait(): a pass, finished while the application works.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.engines import ENGINES
-from perflab.engines.base import Engine
+from perflab.engines.base import BatchEngine, Engine, ExecutorEngine
 from perflab.files import atomic_write
 from perflab.run.spec import RunSpec
 from perflab.run.supervisor import EVENT_FDS_ENV
@@ -43,11 +43,25 @@ class Window:
         os.read(self.fds[1], 1)
 
 
+def run_batch(engine: Engine, workload: Workload, n: int) -> dict[str, Any]:
+    """One batch of ``n`` tasks: a batch engine runs it whole, its own way (then finishes
+    what it left running, outside the window); an executor takes the workload's callables."""
+    if isinstance(engine, BatchEngine):
+        return engine.run_batch(workload, n)
+    assert isinstance(engine, ExecutorEngine)
+    return workload.run_batch(engine, n)
+
+
+def settle(engine: Engine) -> None:
+    if isinstance(engine, BatchEngine):
+        engine.settle()
+
+
 def measure_batches(engine: Engine, workload: Workload, spec: RunSpec) -> dict[str, Any]:
     window = Window()
     workload.batch_label = "warmup"
-    warm = workload.run_batch(engine, spec.warmup) if spec.warmup > 0 else None
-    engine.settle()
+    warm = run_batch(engine, workload, spec.warmup) if spec.warmup > 0 else None
+    settle(engine)
     batches: list[dict[str, Any]] = []
 
     def counted(n: int) -> dict[str, Any]:
@@ -56,10 +70,10 @@ def measure_batches(engine: Engine, workload: Workload, spec: RunSpec) -> dict[s
         started = time.time()
         self_before = resource.getrusage(resource.RUSAGE_SELF)
         workload.batch_label = f"batch{wid}"
-        b = workload.run_batch(engine, n)
+        b = run_batch(engine, workload, n)
         self_after = resource.getrusage(resource.RUSAGE_SELF)
         window.mark("end", wid)
-        engine.settle()
+        settle(engine)
         # The submit side's own share, so the tree's total can be compared with it.
         b.update(
             window=wid,
@@ -105,12 +119,16 @@ def main(argv: list[str]) -> int:
             engine.shutdown()
         raise
     try:
-        workload.started(engine, run_dir)
-        if workload.timeline is not None:
-            engine.task_stream_begin()
+        workload.started(run_dir)
+        # an engine's own per-task record (Dask's task stream) beside the workload's
+        streamer = engine if isinstance(engine, ExecutorEngine) else None
+        if workload.timeline is None:
+            streamer = None
+        if streamer is not None:
+            streamer.task_stream_begin()
         result = measure_batches(engine, workload, spec)
         result["env"] = engine.record_env()
-        stream = engine.task_stream_end() if workload.timeline is not None else None
+        stream = streamer.task_stream_end() if streamer is not None else None
     finally:
         engine.shutdown()
     if workload.timeline is not None:

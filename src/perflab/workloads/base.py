@@ -8,13 +8,11 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from perflab.errors import PerflabError
 from perflab.registry import refuse_unknown
-
-if TYPE_CHECKING:
-    from perflab.engines.base import Engine
+from perflab.tasks import Executor
 
 
 def timed_call(fn: Callable[..., Any], *args: Any) -> tuple[Any, int, str, float, float]:
@@ -90,7 +88,7 @@ class Workload:
     def prepare(self) -> None:
         """Hook: called in the measured process before the engine starts (calibration)."""
 
-    def started(self, engine: Engine, run_dir: Path) -> None:
+    def started(self, run_dir: Path) -> None:
         """Hook: called in the measured process once the engine has started."""
 
     def ideal_s(self, results: list[Any], slots: int) -> float | None:
@@ -102,14 +100,10 @@ class Workload:
         """Workload-specific facts about a batch, kept in the record's ``measurement``."""
         return {}
 
-    def run_batch(self, engine: Engine, n: int) -> dict[str, Any]:
+    def run_batch(self, engine: Executor, n: int) -> dict[str, Any]:
         """Run ``n`` counted tasks and time them: by default ``n`` independent tasks submitted
         at once and collected as they complete. Workloads with their own submission pattern
-        (dependencies, a manager loop) override this and return the same keys; engines with
-        their own (job systems, event streams) take the batch through ``Engine.run_batch``."""
-        own = engine.run_batch(self, n)
-        if own is not None:
-            return own
+        (dependencies, a manager loop) override this and return the same keys."""
         fn = self.function()
         timed = self.timeline is not None
         if timed:
@@ -159,7 +153,7 @@ class Workload:
         return result
 
 
-def cpu_slots(engine: Engine, uses_cores: bool = True) -> int:
+def cpu_slots(engine: Executor, uses_cores: bool = True) -> int:
     """Tasks that can progress at once: the workers, and no more than the cores for tasks
     that compute."""
     workers = max(1, engine.workers_total())
@@ -168,7 +162,7 @@ def cpu_slots(engine: Engine, uses_cores: bool = True) -> int:
 
 def batch_summary(
     workload: Workload,
-    engine: Engine,
+    engine: Executor,
     results: list[Any],
     n: int,
     times: tuple[float, float, float | None, float],

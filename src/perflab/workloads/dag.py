@@ -1,7 +1,7 @@
 """Dependency patterns from Task Bench, submitted through each engine's own mechanism.
 
-A pattern builds its graph with ``engine.submit_after(fn, deps, ...)``: Parsl and Dask get
-futures as arguments (their own dependency resolution), concurrent.futures pools get
+A pattern builds its graph with ``Dependent(engine).submit_after(fn, deps, ...)``: Parsl and
+Dask get futures as arguments (their own dependency resolution), concurrent.futures pools get
 callback chaining.  Every task runs the calibrated compute kernel for ``task_us`` and
 returns 1 + the largest of its inputs, so each sink's value is its depth: a wrong value
 means a dependency was not honoured, and fails the run.
@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from perflab.engines.base import Engine
+from perflab.tasks import Executor
+from perflab.tasks.depend import Dependent
 from perflab.workloads.base import batch_summary, cpu_slots, parallel_ideal
 from perflab.workloads.kernel import KernelWorkload, spin
 
@@ -49,25 +50,29 @@ class DagWorkload(KernelWorkload):
     def build(self, after: Submit, n: int, slots: int) -> Graph:
         raise NotImplementedError
 
-    def run_batch(self, engine: Engine, n: int) -> dict[str, Any]:
+    def run_batch(self, engine: Executor, n: int) -> dict[str, Any]:
         iters, kind = self.iters(), str(self.p["kernel"])
+        dependent = Dependent(engine)
 
         def after(deps: list[Any]) -> Any:
-            return engine.submit_after(dag_task, deps, iters, kind)
+            return dependent.submit_after(dag_task, deps, iters, kind)
 
         t0 = time.perf_counter()
-        graph = self.graph = self.build(after, n, cpu_slots(engine))
-        t_submitted = time.perf_counter()
-        first: float | None = None
-        for fut in graph.sinks:
-            value = fut.result()
-            first = first or time.perf_counter()
-            if value != graph.depth:
-                raise RuntimeError(
-                    f"{self.name}: a sink returned depth {value}, expected {graph.depth} "
-                    "(a dependency was not honoured)"
-                )
-        t1 = time.perf_counter()
+        try:
+            graph = self.graph = self.build(after, n, cpu_slots(engine))
+            t_submitted = time.perf_counter()
+            first: float | None = None
+            for fut in graph.sinks:
+                value = fut.result()
+                first = first or time.perf_counter()
+                if value != graph.depth:
+                    raise RuntimeError(
+                        f"{self.name}: a sink returned depth {value}, expected {graph.depth} "
+                        "(a dependency was not honoured)"
+                    )
+            t1 = time.perf_counter()
+        finally:
+            dependent.close()
         return batch_summary(self, engine, [], graph.tasks, (t0, t_submitted, first, t1))
 
     def task_s(self) -> float:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from perflab.errors import PerflabError
+from perflab.tasks import Executor
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload, parallel_ideal
 from perflab.workloads.compute import compute_task
@@ -62,7 +63,7 @@ class Imbalanced(Workload):
     def task_args(self, i: int) -> tuple[Any, ...]:
         return (round(self.sizes[i] * 1e-6 * self.rate), str(self.p["kernel"]))
 
-    def run_batch(self, engine: Any, n: int) -> dict[str, Any]:
+    def run_batch(self, engine: Executor, n: int) -> dict[str, Any]:
         p = self.p
         self.sizes = draw(str(p["dist"]), float(p["task_us"]), float(p["cv"]), n, int(p["seed"]))
         return super().run_batch(engine, n)

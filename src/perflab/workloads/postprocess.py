@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.engines.base import Engine, shell_form
 from perflab.errors import PerflabError
+from perflab.tasks import Executor, shell_form
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload
 from perflab.workloads.postprocess_model import (
@@ -75,9 +75,9 @@ class _Trace:
 
 
 class _Loop:
-    def __init__(self, engine: Engine, p: dict[str, Any], n: int) -> None:
-        self.e, self.p, self.n = engine, p, n
-        self.c = min(int(p["concurrency"]) or int(engine.opts["workers"]), max(n, 1))
+    def __init__(self, engine: Executor, p: dict[str, Any], n: int) -> None:
+        self.e, self.loop, self.p, self.n = engine, engine.loop(), p, n
+        self.c = min(int(p["concurrency"]) or engine.workers_total(), max(n, 1))
         self.pending: set[Any] = set()
         self.submitted = 0
         self.tr = _Trace(t0=time.time())
@@ -106,11 +106,11 @@ class _Loop:
     def take(self, drain: bool) -> list[Any]:
         # retrieve-one asks only for the next result (for Work Queue: one plain wait());
         # drain-many also takes everything else that has finished by then.
-        ready = self.engine_wait(self.e.ready) if drain else set()
+        ready = self.engine_wait(self.loop.ready) if drain else set()
         if not ready:
-            ready = self.engine_wait(self.e.wait_first)
+            ready = self.engine_wait(self.loop.wait_first)
             if drain:
-                ready |= self.engine_wait(self.e.ready)
+                ready |= self.engine_wait(self.loop.ready)
         got = sorted(ready, key=lambda f: self.tr.submitted_at[f])
         if not drain:
             got = got[:1]
@@ -123,14 +123,14 @@ class _Loop:
             # Without the engine's own times, a result is received when the engine first
             # handed it over (retrieve-one may take it only after later post-processing).
             asked, handed = self.seen.pop(fut, (now, now))
-            sent, received = self.e.task_times(fut) or (self.tr.submitted_at[fut], handed)
+            sent, received = self.loop.task_times(fut) or (self.tr.submitted_at[fut], handed)
             self.tr.runs.append((sent, start, end, received))
             self.tr.asked.append(asked)
         return got
 
     def flush(self) -> None:
         w0 = time.time()
-        self.e.flush()
+        self.loop.flush()
         self.tr.blocked += time.time() - w0
 
     def postprocess(self) -> None:
@@ -256,16 +256,16 @@ class Postprocess(Workload):
     def args(self) -> tuple[Any, ...]:
         return (0.0,)
 
-    def run_batch(self, engine: Engine, n: int) -> dict[str, Any]:
+    def run_batch(self, engine: Executor, n: int) -> dict[str, Any]:
         """Run the loop for ``n`` tasks on ``engine``; the batch's figures and the model's.
 
         The warm-up batch runs the same loop (keep ``--warmup`` small: each task is
         post-processed)."""
         loop = _Loop(engine, self.p, n)
-        before = engine.loop_stats()
+        before = loop.loop.loop_stats()
         loop.run(self.p["policy"] == "drain-many")
         makespan = time.time() - loop.tr.t0
-        return self.figures(loop, makespan, engine.loop_costs(before), engine.model_kind)
+        return self.figures(loop, makespan, loop.loop.loop_costs(before), loop.loop.model_kind)
 
     def figures(
         self, loop: _Loop, makespan: float, extra: dict[str, float], kind: str

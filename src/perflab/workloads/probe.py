@@ -15,7 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from perflab.engines.base import Engine
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload
 
@@ -66,7 +65,7 @@ class Probe(Workload):
     def args(self) -> tuple[Any, ...]:
         return ("x" * int(self.p["arg_bytes"]),)
 
-    def started(self, engine: Engine, run_dir: Path) -> None:
+    def started(self, run_dir: Path) -> None:
         # The submit side's own facts, beside those each task writes from its worker.
         (run_dir / "probe").mkdir(exist_ok=True)
         (run_dir / "probe" / "submit.json").write_text(json.dumps(process_facts()))

@@ -1,9 +1,12 @@
-"""Task dependencies for engines without a native mechanism: futures chained by callbacks.
+"""Task dependencies as a wrapper around any executor (:class:`Dependent`).
 
-A dependent task is submitted only when all its inputs are done; their results become its
-trailing arguments.  Callbacks run on the engine's own threads (for a ProcessPoolExecutor,
-its manager thread, which must not block on its own submit), so they only hand the ready
-task to one dispatcher thread that submits it.
+An engine says how it can express dependencies (``Executor.dependencies``): ``"native"``
+engines (Parsl, Dask) resolve futures given as arguments themselves; for the others
+(concurrent.futures pools) futures are chained by callbacks here. A dependent task is
+submitted only when all its inputs are done; their results become its trailing arguments.
+Callbacks run on the engine's own threads (for a ProcessPoolExecutor, its manager thread,
+which must not block on its own submit), so they only hand the ready task to one dispatcher
+thread that submits it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ import queue
 import threading
 from collections.abc import Callable
 from typing import Any
+
+from perflab.errors import PerflabError
+from perflab.tasks import Executor
 
 _Ready = tuple[Callable[..., Any], tuple[Any, ...], list[Any], concurrent.futures.Future[Any]]
 
@@ -68,3 +74,26 @@ def _copy(src: Any, dst: concurrent.futures.Future[Any]) -> None:
         dst.set_exception(exc)
     else:
         dst.set_result(src.result())
+
+
+class Dependent:
+    """``executor`` with ``submit_after``; ``close()`` when the graph has been collected."""
+
+    def __init__(self, executor: Executor) -> None:
+        self._submit = executor.submit
+        self._chain: Chainer | None = None
+        if executor.dependencies == "callbacks":
+            self._chain = Chainer(executor.submit)
+        elif executor.dependencies != "native":
+            name = getattr(executor, "name", type(executor).__name__)
+            raise PerflabError(f"engine {name!r} cannot express task dependencies")
+
+    def submit_after(self, fn: Callable[..., Any], deps: list[Any], *args: Any) -> Any:
+        """Submit ``fn(*args, *results of deps)`` to run once every future in ``deps`` is done."""
+        if self._chain is None:
+            return self._submit(fn, *args, *deps)
+        return self._chain.submit_after(fn, deps, *args)
+
+    def close(self) -> None:
+        if self._chain is not None:
+            self._chain.close()
