@@ -17,8 +17,8 @@ from perflab.zoo.suite import ZooConfig, create_zoo
 def test_a_tiny_zoo_gives_metg_and_dag_figures(tmp_path: Path) -> None:
     r = perflab(
         "zoo", "--targets", "cf-threads", "--levels", "2000,20", "--replicates", "2",
-        "--metg-tasks", "20", "--dag-tasks", "20", "--name", "z", "-o", "out", "--json",
-        cwd=tmp_path,
+        "--metg-tasks", "20", "--point-s", "0.001", "--fixed-levels", "--basis", "largest",
+        "--dag-tasks", "20", "--name", "z", "-o", "out", "--json", cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -38,6 +38,19 @@ def test_a_tiny_zoo_gives_metg_and_dag_figures(tmp_path: Path) -> None:
     html = (tmp_path / "out" / "zoo.html").read_text()
     assert "cf-threads" in html and "data:image/png;base64," in html
     assert (tmp_path / "out" / "figures" / "zoo_efficiency.svg").exists()
+
+
+@pytest.mark.slow
+def test_the_metg_search_on_cf_threads_ends_in_a_crossing(tmp_path: Path) -> None:
+    r = perflab(
+        "metg", "--target", "cf-threads", "--levels", "1000,100", "--replicates", "3",
+        "--point-s", "0.1", "--name", "m", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)["table"]["metg"]["cf-threads"]
+    assert m["status"] == "crossing", m
+    assert 0 < m["ci_low"] <= m["metg_us"] <= m["ci_high"]
+    assert m["basis"] == "peak" and m["levels"] >= 3
 
 
 @pytest.mark.parametrize(

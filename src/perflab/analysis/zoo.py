@@ -27,9 +27,14 @@ def _summary(values: pd.Series) -> dict[str, Any] | None:
     return {"estimate": est, "ci_low": lo, "ci_high": hi, "n": len(v)}
 
 
-def zoo_table(runs: pd.DataFrame, threshold: float = 0.5, basis: str = "largest") -> dict[str, Any]:
+def zoo_table(
+    runs: pd.DataFrame,
+    threshold: float = 0.5,
+    basis: str = "peak",
+    limits: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """``{targets[], metg{target: {...}}, patterns{target: {kind: {metric: {...}}}},
-    failed[]}`` from the zoo's runs."""
+    failed[]}`` from the zoo's runs; ``limits``: why each engine's METG search stopped."""
     if runs.empty:
         raise PerflabError("the zoo has no runs yet")
     ok = runs[runs["status"] == "ok"]
@@ -45,7 +50,8 @@ def zoo_table(runs: pd.DataFrame, threshold: float = 0.5, basis: str = "largest"
     for target, g in ok.groupby("target"):
         sweep = g[g["kind"] == "metg"]
         if sweep["task_us"].nunique() >= 2:
-            out["metg"][target] = metg(sweep, threshold, basis)
+            limit = (limits or {}).get(str(target))
+            out["metg"][target] = metg(sweep, threshold, basis, limit)
         cells: dict[str, Any] = {}
         for kind, k in g[g["kind"] != "metg"].groupby("kind"):
             cells[str(kind)] = {c: _summary(k[c]) for c in SUMMARY_COLUMNS if c in k}
@@ -63,6 +69,7 @@ def rows_for_table(table: dict[str, Any]) -> list[dict[str, Any]]:
             "metg_us": m.get("metg_us"),
             "metg_ci": [m.get("ci_low"), m.get("ci_high")],
             "metg_status": m.get("status"),
+            "metg_limit": m.get("limit"),
             "max_efficiency": m.get("max_efficiency"),
         }
         for kind, cell in table["patterns"].get(t, {}).items():

@@ -43,8 +43,21 @@ def zoo_options(f: Any) -> Any:
             click.option(
                 "--levels",
                 metavar="US,US,...",
-                help="METG task sizes in µs "
-                f"(default {','.join(f'{v:g}' for v in DEFAULT_LEVELS)}).",
+                help="First METG task sizes in µs "
+                f"(default {','.join(f'{v:g}' for v in DEFAULT_LEVELS)}); the search then "
+                "steps outwards and bisects until the crossing is bracketed.",
+            ),
+            click.option(
+                "--fixed-levels",
+                is_flag=True,
+                help="Measure the --levels only (no search: the METG may be a bound).",
+            ),
+            click.option(
+                "--point-s",
+                type=float,
+                default=0.5,
+                show_default=True,
+                help="Ideal seconds of work per METG run (sets its number of tasks).",
             ),
             click.option(
                 "--replicates",
@@ -65,7 +78,7 @@ def zoo_options(f: Any) -> Any:
                 type=int,
                 default=100,
                 show_default=True,
-                help="Tasks per METG run (the same at every task size).",
+                help="Fewest tasks per METG run (more where --point-s asks for them).",
             ),
             click.option(
                 "--threshold",
@@ -76,10 +89,10 @@ def zoo_options(f: Any) -> Any:
             ),
             click.option(
                 "--basis",
-                default="largest",
+                default="peak",
                 show_default=True,
-                help="Efficiency relative to the largest task size, or to the "
-                "kernel's calibrated peak.",
+                help="Efficiency relative to the kernel's calibrated peak, or to the "
+                "largest task size.",
             ),
             click.option("--name", help="Campaign name (an existing zoo is resumed)."),
             click.option("-o", "--output", type=click.Path(), help="Write zoo.html here."),
@@ -131,9 +144,38 @@ def _config(o: dict[str, Any], targets: list[str], kinds: list[str]) -> ZooConfi
         levels=_levels(o["levels"]),
         replicates=o["replicates"],
         metg_tasks=o["metg_tasks"],
+        point_s=o["point_s"],
+        adaptive=not o["fixed_levels"],
         workers=o["workers"],
         kernel=o["kernel"],
     )
+
+
+def _round(store: Store, name: str, quiet: bool) -> dict[str, int]:
+    if quiet:
+        return run_campaign(store, name)
+    before = store.counts(name)
+    with terminal.campaign_progress(name, before["planned"], before["done"]) as on_result:
+        return run_campaign(store, name, on_result=on_result)
+
+
+def _rounds(store: Store, name: str, cfg: ZooConfig, o: dict[str, Any]) -> dict[str, int]:
+    """Run what is planned; while a METG search goes on, plan its next levels and run them."""
+    from perflab.zoo.adaptive import next_round
+
+    counts = _round(store, name, o["as_json"])
+    stored = store.campaign(name).design_options
+    # a zoo made before the search existed keeps its fixed levels
+    while stored.get("adaptive", False) and "metg" in stored["kinds"]:
+        items = next_round(store, name, o["threshold"], o["basis"])
+        if not items:
+            break
+        if not o["as_json"]:
+            levels = ", ".join(f"{i['spec']['target']} {i['spec']['params']['task_us']:g} µs"
+                               for i in items)  # fmt: skip
+            click.echo(f"METG search, next levels: {levels}")
+        counts = _round(store, name, o["as_json"])
+    return counts
 
 
 def _run(cfg: ZooConfig, o: dict[str, Any], prefix: str) -> None:
@@ -147,12 +189,7 @@ def _run(cfg: ZooConfig, o: dict[str, Any], prefix: str) -> None:
         create_zoo(store, name, cfg, o["seed"])
     elif store.campaign(name).design != ZOO_DESIGN:
         raise PerflabError(f"campaign {name!r} exists and is not a zoo")
-    if o["as_json"]:
-        counts = run_campaign(store, name)
-    else:
-        before = store.counts(name)
-        with terminal.campaign_progress(name, before["planned"], before["done"]) as on_result:
-            counts = run_campaign(store, name, on_result=on_result)
+    counts = _rounds(store, name, cfg, o)
     table, rows = scoreboard(store, name, o["threshold"], o["basis"])
     path = None
     if o["output"]:

@@ -23,11 +23,13 @@ from perflab.errors import PerflabError
 from perflab.files import check_name
 from perflab.run.measure import validate
 from perflab.run.spec import RunSpec
+from perflab.zoo.adaptive import metg_tasks, slots_of
 
 #: Engines of the standard zoo (every engine that expresses dependencies, by default).
 DEFAULT_TARGETS = ("parsl-htex", "parsl-threads", "cf-threads", "cf-processes", "dask")
-#: Task sizes of a METG sweep (µs): ×√10 steps, largest first as Task Bench lists them.
-DEFAULT_LEVELS = (10000.0, 3162.0, 1000.0, 316.2, 100.0)
+#: First task sizes of a METG search (µs), largest first as Task Bench lists them; the search
+#: then steps outwards and bisects (``zoo.adaptive``) until the 50% crossing is bracketed.
+DEFAULT_LEVELS = (10000.0, 1000.0, 100.0)
 METG_WORKLOAD = "compute"
 #: Work per task of the DAG patterns (µs): a chain of empty tasks measures pure per-dependency
 #: latency; the others get work so their makespan has an ideal to compare with.
@@ -44,7 +46,11 @@ class ZooConfig:
     kinds: list[str] = field(default_factory=lambda: ["metg", "chain", "fan"])
     levels: list[float] = field(default_factory=lambda: list(DEFAULT_LEVELS))
     replicates: int = 2
+    #: Fewest tasks of a METG run; each point gets enough for ``point_s`` of ideal time.
     metg_tasks: int = 100
+    point_s: float = 0.5
+    #: Search for the METG crossing after the first levels (False: the levels only).
+    adaptive: bool = True
     dag_tasks: int = 1000
     #: Work per DAG task (µs); None: ``DAG_TASK_US`` per pattern.
     dag_task_us: float | None = None
@@ -68,6 +74,8 @@ def plan_items(cfg: ZooConfig) -> list[dict[str, Any]]:
             raise PerflabError(f"zoo workload {k!r} is not one of {', '.join(KINDS)}")
     if "metg" in cfg.kinds and len(cfg.levels) < 2:
         raise PerflabError("a METG sweep needs at least two task sizes (--levels)")
+    if not cfg.point_s > 0 or cfg.metg_tasks < 1:
+        raise PerflabError("--point-s must be positive and --metg-tasks at least 1")
     if any(not level > 0 for level in cfg.levels):
         raise PerflabError("METG task sizes (--levels) must be positive")
     items = []
@@ -77,7 +85,8 @@ def plan_items(cfg: ZooConfig) -> list[dict[str, Any]]:
         for kind in cfg.kinds:
             if kind == "metg":
                 for level in cfg.levels:
-                    items.append(_item(cfg, target, METG_WORKLOAD, cfg.metg_tasks, opts, level))
+                    n = metg_tasks(level, slots_of(cfg.workers), cfg.point_s, cfg.metg_tasks)
+                    items.append(_item(cfg, target, METG_WORKLOAD, n, opts, level))
             else:
                 us = cfg.dag_task_us if cfg.dag_task_us is not None else DAG_TASK_US[kind]
                 items.append(_item(cfg, target, kind, cfg.dag_tasks, opts, us))
@@ -132,7 +141,7 @@ def create_zoo(store: Store, name: str, cfg: ZooConfig, seed: int | None = None)
 
 
 def scoreboard(
-    store: Store, name: str, threshold: float = 0.5, basis: str = "largest"
+    store: Store, name: str, threshold: float = 0.5, basis: str = "peak"
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A zoo's table (``analysis.zoo.zoo_table``) and its flat rows, from the store."""
     from perflab.analysis.zoo import rows_for_table, zoo_table
@@ -141,7 +150,9 @@ def scoreboard(
     definition = store.campaign(name)
     if definition.design != ZOO_DESIGN:
         raise PerflabError(f"campaign {name!r} is not a zoo (design {definition.design!r})")
-    table = zoo_table(zoo_frame(store.records(name)), threshold, basis)
+    search = definition.design_info.get("metg_search") or {}
+    limits = {t: s["reason"] for t, s in search.items() if s.get("stopped")}
+    table = zoo_table(zoo_frame(store.records(name)), threshold, basis, limits)
     return table, rows_for_table(table)
 
 
