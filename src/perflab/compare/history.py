@@ -42,7 +42,24 @@ class Release:
         errors = [r.error for r in self.records if r.status != "ok" and r.error]
         if errors:
             out["error"] = errors[-1][-400:]
+            out["cause"] = self.cause()
         return out
+
+    def cause(self) -> str:
+        """Why its runs failed: the last line of the last error (a traceback's last line
+        names what went wrong, e.g. a module the release's venv lacks); "" if none failed."""
+        for rec in reversed(self.records):
+            if rec.status != "ok":
+                lines = [ln.strip() for ln in (rec.error or "").splitlines() if ln.strip()]
+                return lines[-1] if lines else "no error recorded"
+        return ""
+
+    @property
+    def refused(self) -> bool:
+        """A run was refused (perflab's own PerflabError in the child: bad input, or a
+        release that lacks what a run needs, such as HTEX encryption): a cause that every
+        further run would only repeat, unlike a run lost to a timeout under load."""
+        return self.cause().startswith(("PerflabError", "perflab.errors.PerflabError"))
 
 
 @dataclass
@@ -103,6 +120,9 @@ def run_history(
     total, done = runs * len(releases), 0
     for _ in range(runs):
         for rel in rng.sample(releases, len(releases)):
+            if rel.refused:  # counted as done: the progress total stays honest
+                done += 1
+                continue
             done += 1
             if progress:
                 progress(done, total, rel)
@@ -111,8 +131,11 @@ def run_history(
             value = metric_value(rec, metric) if rec.status == "ok" else None
             if value is not None and value > 0:
                 rel.values.append(value)
+    # a release with no value (all runs failed) has no level to compare: it is left out of
+    # the search, and a change point spans it (named by the measured releases around it)
+    measured = [r for r in releases if r.values]
     cps = change_points(
-        [r.version for r in releases], [r.values for r in releases], metric, threshold, alpha
+        [r.version for r in measured], [r.values for r in measured], metric, threshold, alpha
     )
     return History(package, metric, releases, cps, threshold, alpha)
 

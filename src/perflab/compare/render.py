@@ -134,20 +134,24 @@ def print_calibration(cal: Calibration, path: Path, console: Console | None = No
     console.print(f"[dim]stored in {escape(str(path))}[/dim]")
 
 
-def history_rows(h: History) -> list[tuple[str, str, str, str, str, str]]:
-    """One row per release: version, n, failed, geometric mean, 95 % CI, change vs previous."""
-    rows, prev = [], None
+def history_rows(h: History) -> list[tuple[str, ...]]:
+    """One row per release: version, n, failed, geometric mean, 95 % CI, change vs previous,
+    and the cause of its failed runs (shortened; failure_lines has it whole)."""
+    rows: list[tuple[str, ...]] = []
+    prev = None
     for rel in h.releases:
         s = rel.summary()
         gm = s.get("geo_mean")
         change = _pct(gm / prev) if gm and prev else ""
         ci = f"{_num(s.get('ci_low'))} – {_num(s.get('ci_high'))}" if gm else "-"
-        rows.append((rel.version, str(s["n"]), str(s["failed"]), _num(gm), ci, change))
+        cause = rel.cause()
+        cause = cause if len(cause) <= 70 else cause[:69] + "…"
+        rows.append((rel.version, str(s["n"]), str(s["failed"]), _num(gm), ci, change, cause))
         prev = gm or prev
     return rows
 
 
-HISTORY_COLUMNS = ("release", "n", "failed", "geo. mean", "95% CI", "vs previous")
+HISTORY_COLUMNS = ("release", "n", "failed", "geo. mean", "95% CI", "vs previous", "cause")
 
 
 def failure_lines(h: History) -> list[str]:
@@ -157,9 +161,7 @@ def failure_lines(h: History) -> list[str]:
     for rel in h.releases:
         s = rel.summary()
         if s["failed"]:
-            lines = [ln.strip() for ln in str(s.get("error", "")).splitlines() if ln.strip()]
-            cause = lines[-1] if lines else "no error recorded"
-            out.append(f"{rel.version}: {s['failed']} failed run(s); cause: {cause}")
+            out.append(f"{rel.version}: {s['failed']} failed run(s); cause: {rel.cause()}")
     return out
 
 
