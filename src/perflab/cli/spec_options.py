@@ -112,6 +112,12 @@ RUN_OPTIONS = [
     ),
     click.option("--keep-run-dir", is_flag=True, help="Keep the run directory of ok runs too."),
     click.option(
+        "--graceful",
+        is_flag=True,
+        help="Shut the engine down cleanly after the last counted window (default: the run's "
+        "process tree is killed once its result is written; nothing after it is recorded).",
+    ),
+    click.option(
         "--allow-insecure",
         is_flag=True,
         help="Run even where a server would admit any local user (HTEX unencrypted: "
@@ -158,6 +164,7 @@ def base_spec(o: dict[str, Any]) -> RunSpec:
         timeout_s=o["timeout_s"],
         run_root=o["run_root"],
         keep_run_dir=o["keep_run_dir"],
+        graceful=o["graceful"],
         allow_insecure=o["allow_insecure"],
     )
 

@@ -19,6 +19,7 @@ from typing import Any
 from perflab.engines import ENGINES
 from perflab.engines.base import BatchEngine, Engine, ExecutorEngine
 from perflab.files import atomic_write
+from perflab.run import T_IMPORT, teardown
 from perflab.run.spec import RunSpec
 from perflab.run.supervisor import EVENT_FDS_ENV
 from perflab.workloads import WORKLOADS
@@ -59,6 +60,7 @@ def settle(engine: Engine) -> None:
 
 def measure_batches(engine: Engine, workload: Workload, spec: RunSpec) -> dict[str, Any]:
     window = Window()
+    clock = {"warmup": time.time()}
     workload.batch_label = "warmup"
     warm = run_batch(engine, workload, spec.warmup) if spec.warmup > 0 else None
     settle(engine)
@@ -72,11 +74,13 @@ def measure_batches(engine: Engine, workload: Workload, spec: RunSpec) -> dict[s
         workload.batch_label = f"batch{wid}"
         b = run_batch(engine, workload, n)
         self_after = resource.getrusage(resource.RUSAGE_SELF)
+        ended = time.time()
         window.mark("end", wid)
         settle(engine)
         # The submit side's own share, so the tree's total can be compared with it.
         b.update(
             window=wid,
+            ended_at=ended,
             started_at=started,
             submit_side_cpu_s=(self_after.ru_utime + self_after.ru_stime)
             - (self_before.ru_utime + self_before.ru_stime),
@@ -96,10 +100,12 @@ def measure_batches(engine: Engine, workload: Workload, spec: RunSpec) -> dict[s
             rate = final["tasks"] / final["wall_s"]
             if final["wall_s"] >= ESTIMATE_FRACTION * target or len(batches) >= MAX_ESTIMATES:
                 break
-    return {"final": final, "warmup": warm, "batches": batches}
+    clock.update(window_start=final["started_at"], window_end=final["ended_at"])
+    return {"final": final, "warmup": warm, "batches": batches, "clock": clock}
 
 
 def main(argv: list[str]) -> int:
+    t_main = time.time()
     spec_path = Path(argv[1])
     run_dir = spec_path.parent
     spec = RunSpec.from_dict(json.loads(spec_path.read_text()))
@@ -130,12 +136,20 @@ def main(argv: list[str]) -> int:
         result["env"] = engine.record_env()
         stream = streamer.task_stream_end() if streamer is not None else None
     finally:
-        engine.shutdown()
+        # nothing after the window is recorded: unless the run wants a clean shutdown,
+        # the supervisor kills the tree once the result is written
+        fast = teardown.fast(spec, engine, workload) and sys.exc_info()[0] is None
+        if not fast:
+            engine.shutdown()
+    result["clock"].update(module=T_IMPORT, main=t_main, down=time.time())
+    result["teardown"] = "killed" if fast else "graceful"
     if workload.timeline is not None:
         atomic_write(run_dir / "timeline.json", json.dumps(workload.timeline))
     if stream is not None:
         atomic_write(run_dir / "engine_stream.json", json.dumps(stream))
     atomic_write(run_dir / "result.json", json.dumps(result))
+    if fast:
+        teardown.leave(Window())
     return 0
 
 

@@ -69,6 +69,9 @@ class RunSpec:
     #: The user's explicit consent to a run whose servers admit anyone on this machine
     #: (``--allow-insecure``; e.g. HTEX unencrypted). Never set by a factor or catalog.
     allow_insecure: bool = False
+    #: Shut the engine down cleanly after the last counted window (``--graceful``); by
+    #: default the tree is killed once the result is written (nothing after it is recorded).
+    graceful: bool = False
 
     def __post_init__(self) -> None:
         if self.command is not None:

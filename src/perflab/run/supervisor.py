@@ -173,6 +173,24 @@ class Tree:
                 continue
         return out
 
+    def kill_now(self) -> list[dict[str, Any]]:
+        """SIGKILL every descendant at once, again until none is left (a process may fork
+        while it dies), and reap them; returns those that survived 5 s of it (none)."""
+        end = time.monotonic() + 5.0
+        while time.monotonic() < end:
+            self.reap()
+            alive = self.procs()
+            if not alive:
+                return []
+            for p in alive:
+                try:
+                    p.send_signal(signal.SIGKILL)
+                except psutil.Error:
+                    pass
+            time.sleep(0.005)
+        self.reap()
+        return self.describe(self.procs())
+
     def kill_all(self, grace_s: float) -> list[dict[str, Any]]:
         """SIGTERM every descendant, SIGKILL what is left after ``grace_s``; reap everything.
 
@@ -239,6 +257,8 @@ class Watch:
         self.peak_rss = 0.0
         self.buf = b""
         self.watch = [ev_r] if ev_r >= 0 else []
+        #: When the child said its tree may be killed (fast teardown), or None.
+        self.done: float | None = None
 
     def events(self, timeout: float) -> None:
         """Wait up to ``timeout`` for window marks or the main process's exit; snapshot the
@@ -257,6 +277,10 @@ class Watch:
         while b"\n" in self.buf:
             line, self.buf = self.buf.split(b"\n", 1)
             kind, wid = line.decode().split()
+            if kind == "done":  # the result is written; nothing after it is recorded
+                self.done = time.time()
+                os.write(self.ack_w, b"k")
+                continue
             self.windows.setdefault(wid, {})[kind] = self.tree.counters()
             # At the end of a counted batch every role (pool, workers) has surely run.
             if kind == "end" and not self.processes:
@@ -298,6 +322,7 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
     signal.signal(signal.SIGINT, lambda signum, frame: aborted.append(signum))
     interval = float(job.get("sample_interval_s", 0.2))
     t_start = time.monotonic()
+    clock = {"launch": time.time()}
     proc, ev_r, ack_w = _launch(job)
     tree = Tree(proc.pid)
     w = Watch(tree, ev_r, ack_w, _exit_fd(proc.pid))
@@ -316,14 +341,21 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
             timed_out = not aborted
             break
     t_main_end = time.monotonic()
+    clock["main_exit"] = time.time()
     if w.exit_fd >= 0:
         os.close(w.exit_fd)
-    outlived, survivors = _wind_down(tree)
+    outlived: list[dict[str, Any]]
+    if w.done is not None and tree.main_status is not None:
+        # fast teardown: the child wrote its result and left; end the rest of the tree now
+        outlived, survivors = [], tree.kill_now()
+    else:
+        outlived, survivors = _wind_down(tree)
     # Nothing outlived the run (the usual case): the tree is empty, no need to scan again.
     left: list[psutil.Process] | None = None if outlived or tree.main_status is None else []
     total = tree.counters(procs=left)
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     status = tree.main_status
+    clock["reaped"] = time.time()
     return {
         "returncode": (os.waitstatus_to_exitcode(status) if status is not None else None),
         "timed_out": timed_out,
@@ -337,6 +369,8 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
         "source": "subreaper+rusage+procfs",
         "processes": w.processes or tree.facts(left),
         "seen": [[pid, ct] for pid, ct in sorted(tree.seen.items())],
+        "clock": clock,
+        "killed": w.done is not None,
     }
 
 

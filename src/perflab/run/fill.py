@@ -1,0 +1,185 @@
+"""Fill a run record from what the run left: the supervisor's counters and windows, the
+measured process's result (or a command's score), and the run's status and error."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from pathlib import Path
+from typing import Any
+
+from perflab.run import phases
+from perflab.run.blackbox import ScoreError, parse_score
+from perflab.run.record import RunRecord
+from perflab.run.spec import RunSpec
+
+STDERR_TAIL = 2000
+
+
+def _log_bytes(run_dir: Path) -> int:
+    total = 0
+    for p in run_dir.rglob("*"):
+        if p.is_file() and (p.suffix == ".log" or ".log." in p.name):
+            try:
+                total += p.stat().st_size
+            except OSError:
+                pass
+    return total
+
+
+def _tail(path: Path) -> str:
+    try:
+        data = path.read_bytes()[-STDERR_TAIL:]
+    except OSError:
+        return ""
+    return data.decode(errors="replace").strip()
+
+
+def disk_full(run_dir: Path, error: str) -> str | None:
+    """Why a failed run was the machine's fault (a full filesystem), or None."""
+    if "No space left on device" in error or "Errno 28" in error:
+        return "No space left on device (the run directory's filesystem)"
+    try:
+        free = shutil.disk_usage(run_dir).free
+    except OSError:
+        return None
+    if free < 64 * 1024:
+        return f"No space left on device (the run directory's filesystem has {free} bytes free)"
+    return None
+
+
+def _infrastructure(record: RunRecord, cause: str, detail: str) -> None:
+    """Mark a run that the machine spoiled: ``failed`` with the real cause, and flagged so a
+    campaign keeps it as unmeasured (retried on resume) rather than done."""
+    record.status = "failed"
+    record.error = "\n".join(x for x in (cause, detail) if x)
+    record.measurement["infrastructure"] = cause
+
+
+def fill(record: RunRecord, spec: RunSpec, sup: dict[str, Any], run_dir: Path) -> None:
+    cores = os.cpu_count() or 1
+    record.measurement = {
+        "source": sup.get("source"),
+        "run_dir": str(run_dir),
+        "outlived": sup.get("outlived", []),
+        "survivors": sup.get("survivors", []),
+        "pids_seen": sup.get("seen", []),
+        "processes": sup.get("processes", []),
+        "returncode": sup.get("returncode"),
+        # which process measured: the driver, or a Parsl worker of a scale-out campaign
+        "measured_by": {"host": socket.gethostname(), "pid": os.getpid()},
+    }
+    record.log_bytes = _log_bytes(run_dir)
+    record.peak_rss_bytes = sup.get("peak_rss_bytes")
+    stderr_tail = _tail(run_dir / "stderr.txt")
+
+    if sup.get("infrastructure"):
+        _infrastructure(record, str(sup["infrastructure"]), stderr_tail)
+        return
+    if sup.get("timed_out") or sup.get("aborted"):
+        record.status = "timeout" if sup.get("timed_out") else "failed"
+        reason = (
+            f"timed out after {spec.timeout_s:g}s" if sup.get("timed_out") else "aborted by signal"
+        )
+        record.error = "\n".join(x for x in (sup.get("error", reason), stderr_tail) if x)
+        return
+    if sup.get("returncode") != 0:
+        record.status = "failed"
+        record.error = f"exit code {sup.get('returncode')}\n{stderr_tail}".strip()
+        cause = disk_full(run_dir, record.error)
+        if cause:
+            _infrastructure(record, cause, record.error)
+        return
+
+    fill = _fill_command if spec.command is not None else _fill_engine
+    try:
+        window = fill(record, spec, sup, run_dir)
+    except (OSError, ValueError, KeyError) as exc:  # e.g. the disk filled as it was written
+        _infrastructure(record, f"the run left no usable result: {exc!r}", stderr_tail)
+        return
+    if window is None:
+        return
+    start, end = window
+    window_s = end["t"] - start["t"]
+    record.cpu_user_s = end["user"] - start["user"]
+    record.cpu_sys_s = end["sys"] - start["sys"]
+    record.ctx_switches = int(end["ctx"] - start["ctx"])
+    record.write_bytes = int(end["write_bytes"] - start["write_bytes"])
+    record.measurement["window_s"] = window_s
+    if window_s > 0:
+        record.utilization = (record.cpu_user_s + record.cpu_sys_s) / (window_s * cores)
+    _complete_rates(record)
+
+
+Counters = dict[str, float]
+
+
+def _fill_command(
+    record: RunRecord, spec: RunSpec, sup: dict[str, Any], run_dir: Path
+) -> tuple[Counters, Counters] | None:
+    """A black-box command's score; its window is the whole run (None: no valid score)."""
+    record.wall_s = float(sup["wall_s"])
+    try:
+        score = parse_score((run_dir / "stdout.txt").read_text(errors="replace"), spec.metric)
+    except ScoreError as exc:
+        record.status = "failed"
+        record.error = str(exc)
+        record.measurement["bad_score"] = True
+        return None
+    for key, value in score.items():
+        setattr(record, key, int(value) if key in ("tasks",) else value)
+    start = {"t": 0.0, "user": 0.0, "sys": 0.0, "ctx": 0.0, "write_bytes": 0.0}
+    return start, {**sup["total"], "t": record.wall_s}
+
+
+def _fill_engine(
+    record: RunRecord, spec: RunSpec, sup: dict[str, Any], run_dir: Path
+) -> tuple[Counters, Counters]:
+    """The final counted batch of an engine run, and the tree's counters around it."""
+    result = json.loads((run_dir / "result.json").read_text())
+    final = result["final"]
+    win = sup["windows"][str(final["window"])]
+    record.tasks = int(final["tasks"])
+    record.wall_s = float(final["wall_s"])
+    record.submit_s = float(final["submit_s"])
+    record.first_result_s = float(final["first_result_s"])
+    record.measurement["batches"] = [
+        {k: b[k] for k in ("tasks", "wall_s")} for b in result["batches"]
+    ]
+    for key in ("submit_side_cpu_s", "submit_side_maxrss_bytes"):
+        record.measurement[key] = final[key]
+    _fill_ideal(record, final)
+    record.measurement["warmup_tasks"] = (result["warmup"] or {}).get("tasks", 0)
+    record.env.update(result.get("env") or {})
+    # "killed": the tree was ended once the result was written (no clean shutdown)
+    record.measurement["teardown"] = result.get("teardown", "graceful")
+    if "clock" in result:
+        sup["child_clock"] = phases.child_stamps(result["clock"], result)
+    if "workload_metrics" in final:  # a workload with its own loop says what it saw
+        record.measurement["workload"] = final["workload_metrics"]
+    return win["start"], win["end"]
+
+
+def _fill_ideal(record: RunRecord, final: dict[str, Any]) -> None:
+    """The workload's ideal time, efficiency = ideal ÷ wall, and its own facts (slots, DAG
+    depth, kernel rate ...), under ``measurement`` (the run record's metrics stay as they
+    are)."""
+    ideal = final.get("ideal_s")
+    if ideal is not None:
+        record.measurement["ideal_s"] = float(ideal)
+        wall = record.wall_s
+        record.measurement["efficiency"] = float(ideal) / wall if wall else None
+    if final.get("details"):
+        record.measurement["workload"] = final["details"]
+
+
+def _complete_rates(record: RunRecord) -> None:
+    """Fill µs/task and tasks/s from each other or from tasks and wall time."""
+    if record.us_per_task is None and record.tasks_per_s:
+        record.us_per_task = 1e6 / record.tasks_per_s
+    if record.us_per_task is None and record.tasks and record.wall_s:
+        record.us_per_task = record.wall_s * 1e6 / record.tasks
+    if record.tasks_per_s is None and record.us_per_task:
+        record.tasks_per_s = 1e6 / record.us_per_task
