@@ -11,21 +11,31 @@ from perflab.analysis.metg import classify, efficiency_curve, metg, next_level
 from perflab.zoo.adaptive import MAX_TASKS, metg_tasks
 
 
-def _point(w: float, overhead: float, noise: float, rng: np.random.Generator) -> dict:
-    """One run of 2 cores with a fixed per-task overhead: efficiency = w / (w + o)."""
+def _point(
+    w: float, overhead: float, noise: float, rng: np.random.Generator, burst: float = 0.0
+) -> dict:
+    """One run of 2 cores with a fixed per-task overhead: efficiency = w / (w + o); with
+    probability ``burst`` another user's load doubles the run's wall time."""
     n = 1000
     wall = n * (w + overhead) / 2 / 1e6 * (1 + noise * rng.standard_normal())
+    wall *= 2.0 if rng.random() < burst else 1.0
     return {"task_us": w, "tasks": n, "wall_s": wall, "slots": 2, "efficiency": n * w / 2e6 / wall}
 
 
-def _search(overhead: float, seed: int, noise: float = 0.05, reps: int = 3) -> tuple[dict, int]:
+def _search(
+    overhead: float, seed: int, noise: float = 0.05, reps: int = 3, burst: float = 0.0
+) -> tuple[dict, int]:
     rng = np.random.default_rng(seed)
-    rows = [_point(w, overhead, noise, rng) for w in (10000.0, 1000.0, 100.0) for _ in range(reps)]
-    for rounds in range(1, 20):
+    rows = [
+        _point(w, overhead, noise, rng, burst)
+        for w in (10000.0, 1000.0, 100.0)
+        for _ in range(reps)
+    ]
+    for rounds in range(1, 30):
         level, why = next_level(efficiency_curve(pd.DataFrame(rows)))
         if level is None:
             return metg(pd.DataFrame(rows), limit=why), rounds
-        rows += [_point(level, overhead, noise, rng) for _ in range(reps)]
+        rows += [_point(level, overhead, noise, rng, burst) for _ in range(reps)]
     raise AssertionError("the search did not stop")
 
 
@@ -44,6 +54,15 @@ def test_the_search_brackets_the_crossing_on_many_curves() -> None:
         assert max(b / a for a, b in zip(inside, inside[1:], strict=False)) <= 2.0 + 1e-9
         covered += m["ci_low"] <= truth <= m["ci_high"]
     assert covered >= 0.85 * seeds
+
+
+def test_disturbed_runs_get_more_replicates_not_a_wrong_direction() -> None:
+    crossed = 0
+    for seed in range(30):
+        m, rounds = _search(overhead=300.0, seed=seed, burst=0.15)
+        crossed += m["status"] == "crossing"
+        assert max(c["task_us"] for c in m["curve"]) <= 10000.0  # never went up
+    assert crossed >= 27
 
 
 def test_a_search_that_reaches_the_kernel_floor_is_a_bound_with_its_reason() -> None:

@@ -37,8 +37,10 @@ MAX_RATIO = 2.0
 #: Search limits (µs): the kernel cannot make a task much smaller than one hash of 4 KiB,
 #: and a task of a second makes a point cost minutes.
 FLOOR_US = 2.0
-CEILING_US = 1_000_000.0
+CEILING_US = 100_000.0
 STEP = 10.0
+#: Most runs of one level (more replicates while its interval straddles the threshold).
+MAX_RUNS = 9
 
 
 def granularity_us(wall_s: float, slots: int, tasks: int) -> float:
@@ -136,34 +138,45 @@ def next_level(
     floor_us: float = FLOOR_US,
     ceiling_us: float = CEILING_US,
     failed_us: tuple[float, ...] = (),
+    max_runs: int = MAX_RUNS,
 ) -> tuple[float | None, str]:
-    """The next task size to measure (µs), or None and why the search stops.
+    """The next task size to measure (µs; a size already measured: more replicates of it),
+    or None and why the search stops.
 
-    ``failed_us``: sizes whose runs failed (the engine's limit: never gone below)."""
+    A level whose interval straddles the threshold but whose mean says which side it is on
+    gets more replicates (up to ``max_runs``) before the search moves past it: on a shared
+    machine one disturbed run widens a 3-run interval across 0.5.  ``failed_us``: sizes
+    whose runs failed (the engine's limit: never gone below)."""
     b = classify(curve, threshold)
     sizes = curve["task_us"].to_numpy(dtype=float)
+    eff = curve["efficiency"].to_numpy(dtype=float)
+    n = curve["n"].to_numpy(dtype=int)
     if b.crossed:
         assert b.above is not None and b.below is not None
         span = sizes[b.above : b.below + 1]  # largest first
-        gaps = [(span[i] / span[i + 1], i) for i in range(len(span) - 1)]
-        ratio, i = max(gaps)
+        ratio, i = max((span[i] / span[i + 1], i) for i in range(len(span) - 1))
         if ratio <= max_ratio:
             return None, f"bracketed within ×{sizes[b.above] / sizes[b.below]:.2g}"
         return float(math.sqrt(span[i] * span[i + 1])), "bisect"
-    if b.above is None:  # nothing clearly reaches the threshold: go up
+    if b.above is None:  # nothing clearly reaches the threshold
+        best = int(np.argmax(eff))
+        if eff[best] >= threshold and n[best] < max_runs:
+            return float(sizes[best]), "more runs (mean over, interval not)"
         nxt = float(sizes.max()) * STEP
         if nxt > ceiling_us:
             return None, f"no size up to {sizes.max():g} µs reached {threshold:g} (ceiling)"
         return nxt, "up"
+    under = [i for i in range(b.above + 1, len(sizes)) if eff[i] < threshold and n[i] < max_runs]
+    if under:
+        return float(sizes[under[0]]), "more runs (mean under, interval not)"
     smallest = float(sizes.min())
-    nxt = smallest / STEP
     if any(f <= smallest for f in failed_us):
         return None, f"runs failed below {smallest:g} µs (the engine's limit)"
-    if nxt < floor_us:
+    if smallest / STEP < floor_us:
         if smallest > floor_us:
             return floor_us, "down to the kernel's floor"
         return None, f"still at or over {threshold:g} at {smallest:g} µs (the kernel's floor)"
-    return nxt, "down"
+    return smallest / STEP, "down"
 
 
 def _crossing(gran: np.ndarray, eff: np.ndarray, t: float, a: int, b: int) -> float:

@@ -190,12 +190,14 @@ def _ci(est: Any, ci: Any, scale: float = 1.0, digits: int = 1) -> str:
 def _cells(r: dict[str, Any]) -> dict[str, str]:
     """One engine's headline figures as table cells (value and 95% CI)."""
     status = r.get("metg_status")
-    if status == "below":
-        metg = f"not reached (max {r['max_efficiency']:.0%})"
-    elif r.get("metg_us") is None:
+    if r.get("metg_us") is None:
         metg = "-"
+    elif status in ("upper", "lower", "open"):  # a bound, and what stopped the search
+        sign = "> " if status == "lower" else "≤ "
+        why = r.get("metg_limit") or "not bracketed: measure more levels"
+        metg = f"{sign}{r['metg_us']:,.0f} ({why})"
     else:
-        metg = ("≤ " if status == "upper" else "") + _ci(r["metg_us"], r["metg_ci"], digits=0)
+        metg = _ci(r["metg_us"], r["metg_ci"], digits=0)
     return {
         "target": r["target"],
         "metg": metg,

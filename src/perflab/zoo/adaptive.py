@@ -51,10 +51,7 @@ def decide(
     if ok["task_us"].nunique() < 1:
         return None, "no METG run succeeded"
     curve = efficiency_curve(ok, basis)
-    level, why = next_level(curve, threshold, max_ratio, failed_us=failed)
-    if level is not None and np.isclose(curve["task_us"], level, rtol=1e-3).any():
-        return None, f"{why}: {level:g} µs already measured"
-    return level, why
+    return next_level(curve, threshold, max_ratio, failed_us=failed)
 
 
 def next_round(
@@ -81,7 +78,10 @@ def next_round(
         if level is None:
             continue
         opts = {"workers": cfg.workers} if cfg.workers else {}
-        tasks = metg_tasks(level, slots_of(cfg.workers), cfg.point_s, cfg.metg_tasks)
+        # a level measured before (more replicates) keeps its own number of tasks
+        same = runs[(runs["target"] == target) & np.isclose(runs["task_us"], level, rtol=1e-9)]
+        tasks = int(same["tasks"].max()) if len(same) else (
+            metg_tasks(level, slots_of(cfg.workers), cfg.point_s, cfg.metg_tasks))  # fmt: skip
         items.append(_item(cfg, target, METG_WORKLOAD, tasks, opts, level))
     info["metg_search"] = search
     info["metg_rounds"] = rounds + 1
