@@ -29,6 +29,8 @@ from perflab.run.spec import RunSpec
 
 DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+#: How many of the latest runs the status's ETA averages over.
+STATUS_RECENT = 100
 
 
 def parse_budget(text: str | None) -> tuple[int | None, float | None]:
@@ -188,15 +190,12 @@ def list_campaigns(store: Store) -> list[dict[str, Any]]:
 
 
 def status(store: Store, name: str) -> dict[str, Any]:
-    """Counts, an ETA from the mean duration of finished runs, the latest and best runs."""
+    """Counts, an ETA from the mean duration of the latest finished runs (at most
+    ``STATUS_RECENT``), the latest and best runs."""
     definition = store.campaign(name)
     counts = store.counts(name)
-    records = store.records(name)
-    durations = [
-        (datetime.fromisoformat(r.ended_at) - datetime.fromisoformat(r.started_at)).total_seconds()
-        for r in records
-        if r.ended_at
-    ]
+    # the latest runs' durations, not every record's: status costs the same at any size
+    durations = _recent_durations(store, name, STATUS_RECENT)
     remaining = counts["planned"] - counts["done"]
     eta = (
         float(np.mean(durations)) * remaining
@@ -215,6 +214,21 @@ def status(store: Store, name: str) -> dict[str, Any]:
         "best": dict(best) if best else None,
         "latest": [dict(r) for r in store.latest(name)],
     }
+
+
+def _recent_durations(store: Store, name: str, n: int) -> list[float]:
+    """Seconds from start to end of the campaign's latest ``n`` runs (an index range of
+    ``runs_started``: the cost grows neither with the campaign nor with the store)."""
+    rows = store.db.execute(
+        "SELECT started_at, json_extract(record, '$.ended_at') FROM runs WHERE campaign=? "
+        "ORDER BY started_at DESC LIMIT ?",
+        (name, n),
+    )
+    return [
+        (datetime.fromisoformat(ended) - datetime.fromisoformat(started)).total_seconds()
+        for started, ended in rows
+        if started and ended
+    ]
 
 
 def create_ordered(

@@ -50,6 +50,8 @@ CREATE TABLE IF NOT EXISTS runs (
     UNIQUE (campaign, seq)
 );
 CREATE INDEX IF NOT EXISTS runs_campaign ON runs(campaign, status);
+CREATE INDEX IF NOT EXISTS runs_started ON runs(campaign, started_at);
+CREATE INDEX IF NOT EXISTS runs_best ON runs(campaign, status, us_per_task);
 CREATE TABLE IF NOT EXISTS unmeasured (
     campaign TEXT NOT NULL,
     seq INTEGER NOT NULL,
