@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from perflab.profile.bundle import bundle_dir
+from perflab.factors.bundle import bundle_dir
 from perflab.profile.strace import iter_file_calls, parse_file, strace_prefix
 
 MODULE = "parsl.executors.high_throughput.process_worker_pool"

@@ -20,11 +20,10 @@ def run_root(tmp_path: Path) -> str:
 
 
 def perflab(
-    *args: str, cwd: Path | None = None, timeout: float = 300
+    *args: str, cwd: Path | None = None, timeout: float = 300, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    """Run the real CLI in a subprocess, as a user would."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT / "src")
+    """Run the real CLI in a subprocess, as a user would (``env``: variables to add)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     return subprocess.run(
         [*PERFLAB, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env
     )

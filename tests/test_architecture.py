@@ -60,6 +60,85 @@ def test_modules_and_functions_stay_small() -> None:
     assert too_long_functions == []
 
 
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the perflab modules it imports, anywhere in its file (also inside functions
+    and under TYPE_CHECKING). An import of a module's own ancestor package is left out:
+    Python imports those first anyway."""
+    paths = {
+        ".".join(p.relative_to(SRC.parent).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in SRC.rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {m: set() for m in paths}
+    for module, path in paths.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                named = [f"{node.module}.{a.name}" for a in node.names]
+                targets = [t for t in named if t in paths] or [node.module]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            graph[module] |= {
+                t for t in targets if t in paths and t != module and not module.startswith(t + ".")
+            }
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle through each node that lies on one (a depth-first search's back edges)."""
+    found, state = [], dict.fromkeys(graph, 0)  # 0 new, 1 on the path, 2 done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state[nxt] == 1:
+                found.append(path[path.index(nxt) :] + [nxt])
+            elif state[nxt] == 0:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if state[node] == 0:
+            visit(node, [node])
+    return found
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 else "top"
+
+
+def test_the_import_graph_has_no_circles_between_modules_or_rooms() -> None:
+    graph = _import_graph()
+    assert _circles(graph) == []
+    rooms: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        rooms.setdefault(_room(module), set())
+        rooms[_room(module)] |= {_room(t) for t in targets} - {_room(module), "top"}
+    for room in list(rooms.values()):
+        for r in room:
+            rooms.setdefault(r, set())
+    assert _circles(rooms) == []
+
+
+def test_workloads_see_engines_only_through_the_task_protocols() -> None:
+    graph = _import_graph()
+    crossing = {
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        for t in targets
+        if (_room(m), _room(t)) in (("workloads", "engines"), ("engines", "workloads"))
+    }
+    assert crossing == set()
+    assert {_room(t) for t in graph["perflab.tasks"]} <= {"top", "tasks"}
+
+
+def test_the_circle_finder_finds_a_planted_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c", "a"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
 def key_paths(obj: object, prefix: str = "") -> set[str]:
     """Every key path of a JSON value (list items merged), e.g. ``factors.*.ci_low``."""
     out: set[str] = set()
@@ -137,27 +216,13 @@ def test_contracts_are_unchanged_on_a_fixed_dataset(tmp_path: Path) -> None:
     assert rec.to_json() == (GOLDEN / "record.json").read_text()
 
 
-TOY_ENGINE = '''
-from concurrent.futures import Future
-from perflab.engines import ENGINES
-from perflab.engines.base import Engine
+def _docs_engine() -> str:
+    """The new-engine example of docs/extending.md, as a user would copy it."""
+    text = (ROOT / "docs" / "extending.md").read_text()
+    block = re.search(r"```python\n(.*?)```", text[text.index("A new engine, complete") :], re.S)
+    assert block is not None
+    return block.group(1)
 
-
-@ENGINES.register
-class Toy(Engine):
-    """Runs each task inline at submit time."""
-
-    name = "toy-inline"
-
-    def start(self): pass
-
-    def submit(self, fn, *args):
-        f = Future()
-        f.set_result(fn(*args))
-        return f
-
-    def shutdown(self): pass
-'''
 
 TOY_WORKLOAD = """
 from perflab.workloads import WORKLOADS
@@ -199,36 +264,61 @@ class EachAlone(Design):
 '''
 
 
+def _installed(tmp_path: Path, modules: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """A distribution in ``tmp_path`` (not in the package) with one module per plugin, each
+    declared under its entry-point group: module name -> (group, source). The environment
+    that makes it installed for a perflab subprocess."""
+    site = tmp_path / "site"
+    info = site / "perflab_toys-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: perflab-toys\nVersion: 0\n")
+    groups: dict[str, list[str]] = {}
+    for module, (group, source) in modules.items():
+        (site / f"{module}.py").write_text(source)
+        groups.setdefault(group, []).append(f"{module} = {module}")
+    (info / "entry_points.txt").write_text(
+        "".join(f"[{g}]\n" + "\n".join(lines) + "\n\n" for g, lines in groups.items())
+    )
+    return {"PYTHONPATH": f"{ROOT / 'src'}:{site}"}
+
+
 @pytest.fixture
-def toy_plugins() -> object:
-    """Drop one new file per plugin kind into the package (and nothing else), then remove."""
-    files = {
-        SRC / "engines" / "toy_inline.py": TOY_ENGINE,
-        SRC / "workloads" / "toy_double.py": TOY_WORKLOAD,
-        SRC / "campaign" / "designs" / "toy_each_alone.py": TOY_DESIGN,
-    }
-    for path, text in files.items():
-        path.write_text(text)
-    yield files
-    for path in files:
-        path.unlink()
+def toy_plugins(tmp_path: Path) -> dict[str, str]:
+    """One new file per plugin kind, installed beside perflab (nothing written into it)."""
+    return _installed(
+        tmp_path,
+        {
+            "toy_named_threads": ("perflab.engine", _docs_engine()),
+            "toy_double": ("perflab.workload", TOY_WORKLOAD),
+            "toy_each_alone": ("perflab.design", TOY_DESIGN),
+        },
+    )
 
 
 def test_a_new_engine_workload_and_design_are_one_file_each(
-    toy_plugins: object, tmp_path: Path
+    toy_plugins: dict[str, str], tmp_path: Path
 ) -> None:
+    assert len(_docs_engine().splitlines()) <= 40  # the docs' engine, complete
+    env = toy_plugins
     r = perflab(
-        "run", "--target", "toy-inline", "--workload", "toy-double", "--tasks", "50",
-        "--warmup", "0", "--json", cwd=tmp_path,
+        "run", "--target", "named-threads", "--workload", "toy-double", "--tasks", "50",
+        "--warmup", "0", "--json", cwd=tmp_path, env=env,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     rec = json.loads(r.stdout)
-    assert (rec["status"], rec["target"], rec["tasks"]) == ("ok", "toy-inline", 50)
-    help_text = re.sub(r"-\s+", "-", perflab("run", "--help", cwd=tmp_path).stdout)
-    assert "toy-inline" in help_text  # --help lists the registry
+    assert (rec["status"], rec["target"], rec["tasks"]) == ("ok", "named-threads", 50)
+    r = perflab(
+        "run", "--target", "named-threads", "--workload", "chain", "--tasks", "20",
+        "--opt", "prefix=mine", "--warmup", "0", "--json", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr  # a DAG workload, through the dependency wrapper
+    r = perflab("run", "--target", "named-threads", "--opt", "nope=1", cwd=tmp_path, env=env)
+    assert r.returncode == 2 and "nope" in r.stderr
+    help_text = re.sub(r"-\s+", "-", perflab("run", "--help", cwd=tmp_path, env=env).stdout)
+    assert "named-threads" in help_text  # --help lists the registry
     r = perflab(
         "campaign", "create", "c", "--command", "echo 1", "--factors", "a,b",
-        "--design", "toy-each-alone", "--json", cwd=tmp_path,
+        "--design", "toy-each-alone", "--json", cwd=tmp_path, env=env,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["counts"]["planned"] == 3
@@ -252,21 +342,16 @@ main.add_command(click.Command("toy-added", callback=lambda: click.echo("added")
 
 
 @pytest.fixture
-def toy_verbs() -> object:
-    path = SRC / "cli" / "toy_verbs.py"
-    path.write_text(TOY_VERBS)
-    yield path
-    path.unlink()
+def toy_verbs(tmp_path: Path) -> dict[str, str]:
+    return _installed(tmp_path, {"toy_verbs": ("perflab.cli", TOY_VERBS)})
 
 
-def test_a_new_verb_group_is_one_file_though_verbs_load_lazily(
-    toy_verbs: object, tmp_path: Path
-) -> None:
-    r = perflab("toy-hello", "--who", "you", cwd=tmp_path)
+def test_a_new_verb_group_is_one_installed_file(toy_verbs: dict[str, str], tmp_path: Path) -> None:
+    r = perflab("toy-hello", "--who", "you", cwd=tmp_path, env=toy_verbs)
     assert (r.returncode, r.stdout) == (0, "hello you\n"), r.stderr
-    r = perflab("toy-added", cwd=tmp_path)  # not found by the source scan: every module loads
+    r = perflab("toy-added", cwd=tmp_path, env=toy_verbs)
     assert (r.returncode, r.stdout) == (0, "added\n"), r.stderr
-    listed = perflab("--help", cwd=tmp_path).stdout
+    listed = perflab("--help", cwd=tmp_path, env=toy_verbs).stdout
     assert "toy-hello" in listed and "toy-added" in listed and "analyze" in listed
     assert perflab("no-such-verb", cwd=tmp_path).returncode == 2
 
@@ -283,13 +368,14 @@ def test_a_verb_imports_only_its_own_module() -> None:
     assert not loaded & {"perflab.cli.compare", "perflab.cli.zoo", "perflab.cli.tune"}
 
 
-def test_the_source_scan_finds_every_verb_in_its_module() -> None:
+def test_the_verb_table_names_the_module_of_every_verb() -> None:
     from perflab.cli import app
 
-    guessed = app._verb_modules()
-    app._import_all()
+    app.load_all()
     registered = {
-        name: cmd.callback.__module__ if cmd.callback else ""
+        name: (cmd.callback.__module__ if cmd.callback else "").removeprefix("perflab.cli.")
         for name, cmd in app.main.commands.items()
     }
-    assert {n: [m] for n, m in registered.items() if not n.startswith("toy-")} == guessed
+    assert registered == app.VERBS
+    hidden = sorted(n for n, cmd in app.main.commands.items() if cmd.hidden)
+    assert hidden == ["postprocess", "seed001"]  # the old spellings, kept for one release

@@ -11,7 +11,7 @@ from perflab.analysis import analyze, synthetic
 from perflab.analysis.data import StudyMeta, from_frame
 from perflab.analysis.pca import reconstructed_chains
 from perflab.report import render
-from perflab.report.context import build
+from perflab.report.assemble import build
 
 
 def _quiet_analyze(ds):  # type: ignore[no-untyped-def]

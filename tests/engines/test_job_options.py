@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import perflab
-from perflab.campaign import seed001
 from perflab.engines import ENGINES
 from perflab.engines.jobs import shares
 from perflab.errors import PerflabError
@@ -17,8 +15,8 @@ from perflab.factors.catalog import load_catalogs
 from perflab.factors.patching import package_dir, patched_tree
 from perflab.factors.treat import treat
 from perflab.run.measure import validate
-from perflab.run.record import RunRecord
 from perflab.run.spec import RunSpec
+from perflab.studies.job_submission import FLUSH_PATCH
 
 
 @pytest.mark.parametrize(
@@ -84,9 +82,7 @@ def test_engines_are_registered_with_their_packages() -> None:
 def test_flush_patch_applies_to_the_installed_saga(tmp_path: Path) -> None:
     """The patch factor resolves against the namespace package radical.saga, and its private
     copy has flush() without the 0.1 s read (site-packages untouched)."""
-    spec = treat(
-        RunSpec(target="saga", workload="noop", tasks=1), seed001.FLUSH_PATCH, load_catalogs()
-    )
+    spec = treat(RunSpec(target="saga", workload="noop", tasks=1), FLUSH_PATCH, load_catalogs())
     assert [p["package"] for p in spec.patches] == ["radical.saga"]
     tree = patched_tree(spec.patches, tmp_path)
     patched = (tree / "radical/saga/utils/pty_process.py").read_text()
@@ -113,44 +109,6 @@ def test_saga_catalog_factors_set_engine_options() -> None:
     assert spec.engine_options["services"] in (4, "4")
     with pytest.raises(PerflabError):
         treat(RunSpec(target="shell", workload="noop", tasks=1), "saga_services=4", catalog)
-
-
-def _record(rate: float, wall: float, user: float, sys_: float, status: str = "ok") -> RunRecord:
-    return RunRecord(
-        run_id="x", started_at="", ended_at="", target="saga", workload="noop", status=status,
-        tasks_per_s=rate, wall_s=wall, cpu_user_s=user, cpu_sys_s=sys_, error="boom\ncause",
-    )  # fmt: skip
-
-
-def test_table_takes_medians_and_the_seeds_utilisation() -> None:
-    rows = seed001.table_rows(100, 10, patched=False)
-    assert [r.id for r in rows] == ["1", "2", "4", "5", "6", "9"]
-    assert rows[4].spec.engine_options == {"endpoint": "ssh"}
-    rows[2].records = [_record(4, 10, 1, 1), _record(6, 20, 3, 1), _record(5, 8, 1, 1)]
-    rows[3].records = [_record(0, 0, 0, 0, status="failed")]
-    out = {r["id"]: r for r in seed001.table(rows)}
-    assert out["4"]["jobs_per_s"] == 5 and out["4"]["real_s"] == 10
-    assert out["4"]["util_pct"] == 20  # median of 20 %, 20 %, 25 %
-    assert out["4"]["seed"]["jobs_per_s"] == 57.8
-    assert out["5"]["jobs_per_s"] is None and out["5"]["failed"] == 1
-    assert out["5"]["error"] == "cause"
-    trace = "exit code 1\nTraceback (most recent call last):\n  File x\nmod.JobFailed: lost (\n)\n"
-    assert seed001.cause(trace) == "mod.JobFailed: lost ("
-
-
-def test_curve_specs() -> None:
-    pts = seed001.curve_specs("endpoints", [1, 3], 20, 60, per_endpoint=2)
-    assert [k for k, _ in pts] == [{"endpoints": 1, "services": 2}, {"endpoints": 3, "services": 6}]
-    assert pts[1][1].engine_options == {"endpoint": "ssh", "endpoints": "3", "services": "6"}
-    pts = seed001.curve_specs("clients", [2], 500, 60, shards=4)
-    assert pts[0][1].target == "redis-pubsub" and pts[0][1].engine_options["shards"] == "4"
-    with pytest.raises(PerflabError):
-        seed001.curve_specs("hosts", [1], 1, 1)
-
-
-def test_seed001_cli_bad_input_exits_2() -> None:
-    proc = perflab("seed001", "curve", "services", "--levels", "1,x")
-    assert proc.returncode == 2 and "--levels" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_a_hanging_bashrc_is_named_before_saga_starts(

@@ -41,7 +41,7 @@ def _exec_run(run_root: Path, exe: Path, args: str, **opts: str) -> RunRecord:
     )
     if opts.get("mode") == "bulk":
         # saga's own wrapper races in bulk submission ("tail: cannot open …/state", a job
-        # with no id; docs/seed001.md): its fifo fix keeps this test about quoting alone
+        # with no id; docs/job-submission.md): its fifo fix keeps this test about quoting alone
         spec = treat(spec, ["src_saga_wrapper_fifo"], load_catalogs())
     return measure(spec)
 

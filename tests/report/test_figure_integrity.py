@@ -17,7 +17,8 @@ from perflab.analysis import synthetic
 from perflab.analysis.data import Dataset, StudyMeta, from_frame
 from perflab.campaign.designs.fractional import regular_columns, regular_matrix
 from perflab.report import render
-from perflab.report.context import Context, build
+from perflab.report.assemble import build
+from perflab.report.context import Context
 from perflab.report.figures import FIGURES
 
 #: The demo's six catalog factors (scripts/demo), two of them tagged "logging" in the catalog.

@@ -13,7 +13,7 @@ from conftest import CHROMIUM
 from perflab.analysis import synthetic
 from perflab.analysis.data import from_frame
 from perflab.report import interactive
-from perflab.report.context import build
+from perflab.report.assemble import build
 
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="scripts/setup installs Debian's chromium"),

@@ -9,7 +9,7 @@ from pathlib import Path
 from perflab.analysis import synthetic
 from perflab.analysis.data import from_frame
 from perflab.report import render
-from perflab.report.context import build
+from perflab.report.assemble import build
 
 
 def test_parallel_drawing_writes_the_same_figures_and_rasterises_dense_layers(

@@ -1,8 +1,8 @@
 """The ``perflab`` command: a thin shell over the Python API, one module per verb group.
 
 Each module of this package adds its verbs to ``perflab.cli.app.main`` when imported; the
-group imports a verb's module only when that verb runs, and every module for help or an
-unknown verb (``PerflabGroup``), so a new verb group is one new file.
+table ``perflab.cli.app.VERBS`` says which module holds which verb, so only that one is
+imported when the verb runs.
 """
 
 from perflab.cli.app import main

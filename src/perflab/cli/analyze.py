@@ -106,7 +106,7 @@ def report_cmd(
 
     from perflab.analysis import analyze
     from perflab.campaign.source import load
-    from perflab.report.context import parse_before_after
+    from perflab.report.assemble import parse_before_after
     from perflab.report.html import report_source
     from perflab.report.terminal import print_analysis
 

@@ -16,6 +16,7 @@ from perflab.cli.app import (
     main,
     resolved,
     runner_option,
+    runs_option,
     shown_warnings,
     store_option,
 )
@@ -66,13 +67,7 @@ def campaign() -> None:
     metavar="KEY=VALUE",
     help="Design option, e.g. runs=32, resolution=5, sequences=8, file=sets.txt.",
 )
-@click.option(
-    "--replicates",
-    type=int,
-    default=1,
-    show_default=True,
-    help="Times each set is measured (interleaved, never back to back).",
-)
+@runs_option(1, "Runs of each set (interleaved, never back to back).", old=("--replicates",))
 @click.option(
     "--budget",
     help="A cap: a number of runs (refused if the design needs more) "
@@ -86,7 +81,7 @@ def campaign_create(
     factor_list: str,
     design: str,
     design_opts: tuple[str, ...],
-    replicates: int,
+    runs: int,
     budget: str | None,
     seed: int | None,
     store_path: str | None,
@@ -102,7 +97,7 @@ def campaign_create(
         [f.strip() for f in factor_list.split(",") if f.strip()],
         design,
         kv(design_opts, "--design-opt"),
-        replicates,
+        runs,
         budget,
         list(o["catalogs"]),
         seed,
@@ -112,7 +107,7 @@ def campaign_create(
         click.echo(json.dumps({**c.to_dict(), "counts": counts}))
     else:
         click.echo(
-            f"campaign {name}: {c.sets} sets x {replicates} replicates = {counts['planned']} "
+            f"campaign {name}: {c.sets} sets x {runs} runs = {counts['planned']} "
             f"runs ({design}); run it with: perflab campaign run {name}"
         )
 
@@ -135,7 +130,7 @@ def campaign_create(
     help="Another design over the campaign's factors (sets already planned are skipped).",
 )
 @click.option("--design-opt", "design_opts", multiple=True, metavar="KEY=VALUE")
-@click.option("--replicates", type=int, default=1, show_default=True)
+@runs_option(1, "Runs of each new set.", old=("--replicates",))
 @click.option("--seed", type=int, help="Random seed for the design and the run order.")
 @store_option
 @json_option
@@ -144,7 +139,7 @@ def campaign_extend(
     factor_list: str | None,
     design: str | None,
     design_opts: tuple[str, ...],
-    replicates: int,
+    runs: int,
     seed: int | None,
     store_path: str | None,
     as_json: bool,
@@ -156,7 +151,7 @@ def campaign_extend(
         from perflab.campaign.extend import extend_campaign
 
         rec = extend_campaign(
-            store, name, factors, design, kv(design_opts, "--design-opt"), replicates, seed
+            store, name, factors, design, kv(design_opts, "--design-opt"), runs, seed
         )
     counts = store.counts(name)
     if as_json:
@@ -164,8 +159,8 @@ def campaign_extend(
     else:
         what = f"factors {', '.join(factors)}" if factors else f"design {design}"
         click.echo(
-            f"campaign {name} extended by {what}: {rec['sets']} sets x {replicates} "
-            f"replicates = {rec['runs']} runs planned ({counts['planned']} in all); "
+            f"campaign {name} extended by {what}: {rec['sets']} sets x {runs} "
+            f"runs = {rec['runs']} runs planned ({counts['planned']} in all); "
             f"run them with: perflab campaign run {name}"
         )
 

@@ -25,12 +25,13 @@ from perflab.compare.gate import (
     run_compare,
 )
 from perflab.compare.render import markdown, print_comparison
-from perflab.compare.sides import SIDE_KEYS, side_spec
+from perflab.compare.sides import side_spec
 from perflab.errors import PerflabError
 from perflab.factors.venvs import prepare_environment
 from perflab.files import atomic_write, home_dir, perflab_home
 from perflab.run.measure import measure, validate
 from perflab.run.record import METRICS
+from perflab.run.spec import RunSpec
 
 #: (option stem, click kwargs): each becomes --stem, --stem-a and --stem-b.
 SIDE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
@@ -96,6 +97,36 @@ DECISION_OPTIONS = [
 
 #: Stems that are run options already (shared form comes from there).
 IN_RUN_OPTIONS = {"command", "opt", "param"}
+
+
+#: Option stems that take -a/-b variants (click destinations ``side_<stem>[_a|_b]``).
+SIDE_KEYS = ("treat", "command", "python", "package", "patch", "source", "opt", "param")
+
+
+def _pick(o: dict[str, Any], key: str, side: str) -> Any:
+    """The side's own value if given, else the shared one; repeatable options add up."""
+    shared, own = o.get(f"side_{key}"), o.get(f"side_{key}_{side}")
+    if isinstance(shared, tuple):
+        return (*shared, *(own or ()))
+    return own if own not in (None, "") else shared
+
+
+def _side(o: dict[str, Any], side: str) -> RunSpec:
+    """The RunSpec of side ``"a"`` or ``"b"``: the run options with that side's overrides."""
+    opts = dict(o)
+    # --command, --opt and --param are run options already: only their -a/-b are added
+    opts["command"] = o.get(f"side_command_{side}") or o["command"]
+    opts["opts"] = (*o["opts"], *(o.get(f"side_opt_{side}") or ()))
+    opts["params"] = (*o["params"], *(o.get(f"side_param_{side}") or ()))
+    return side_spec(
+        base_spec(opts),
+        treatments=_pick(o, "treat", side) or "",
+        catalogs=list(o.get("catalogs") or ()),
+        python=_pick(o, "python", side),
+        packages=tuple(_pick(o, "package", side) or ()),
+        source=_pick(o, "source", side),
+        patch=_pick(o, "patch", side),
+    )
 
 
 def side_options(f: Any) -> Any:
@@ -177,7 +208,7 @@ def compare(
     p-value and a verdict: faster, slower, no difference, or inconclusive. Exit 0 no
     regression, 1 regression (B slower, or a run failed), 2 bad input."""
     metric = gate_metric(o, by_metric)
-    a, b = (Side(s.upper(), side_spec(o, s)) for s in ("a", "b"))
+    a, b = (Side(s.upper(), _side(o, s)) for s in ("a", "b"))
     asked_ab = any(o.get(f"side_{k}_{s}") for k in SIDE_KEYS for s in ("a", "b"))
     for side in (a, b):
         validate(side.spec)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import err_console, json_option, main
+from perflab.cli.app import err_console, json_option, main, output_option
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare.gate import DERIVED
 from perflab.compare.history import Release, history_figure, run_history
@@ -54,13 +54,10 @@ from perflab.run.record import METRICS
     help="False-alarm rate over all adjacent pairs.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Order of runs in rounds.")
-@click.option(
-    "--out",
-    "-o",
-    "out_dir",
-    type=click.Path(),
-    help="Write history.json, history.md, history.html (an offline page) and the figure "
-    "(PNG, SVG) here.",
+@output_option(
+    "Write history.json, history.md, history.html (an offline page) and the figure "
+    "(PNG, SVG) in this folder.",
+    old=("--out",),
 )
 @json_option
 def history(
@@ -71,7 +68,7 @@ def history(
     threshold: float,
     alpha: float,
     seed: int,
-    out_dir: str | None,
+    output: str | None,
     as_json: bool,
     **o: Any,
 ) -> None:
@@ -97,8 +94,8 @@ def history(
     hist = run_history(
         package, wanted, spec, runs, by_metric, threshold, alpha, seed, prepare, progress
     )
-    if out_dir:
-        out = Path(out_dir)
+    if output:
+        out = Path(output)
         out.mkdir(parents=True, exist_ok=True)
         atomic_write(out / "history.json", json.dumps(hist.to_dict(), indent=1))
         png = None

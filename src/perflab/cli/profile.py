@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import err_console, json_option, main, names
+from perflab.cli.app import err_console, json_option, main, names, output_option
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
@@ -28,7 +28,7 @@ from perflab.factors.treat import treat
     show_default=True,
     help="Profile kinds: timeline (per-task events), io (write sizes), syscalls (file calls).",
 )
-@click.option("--out", "-o", "out_dir", type=click.Path(), help="Output folder.")
+@output_option("Output folder.", old=("--out",))
 @click.option("--nodes", type=int, default=1000, show_default=True, help="Projection: nodes.")
 @click.option(
     "--node-workers", type=int, default=64, show_default=True, help="Projection: workers/node."
@@ -47,7 +47,7 @@ def profile_cmd(
     treat_set: str,
     against: str | None,
     kinds: str,
-    out_dir: str | None,
+    output: str | None,
     nodes: int,
     node_workers: int,
     window_s: float,
@@ -73,7 +73,7 @@ def profile_cmd(
     result = profile(
         base,
         kind_list,
-        out_dir,
+        output,
         other,
         (treat_set or "untreated", label_b),
         nodes,

@@ -1,4 +1,4 @@
-"""``perflab run``: measure one run (or --repeat K) in fresh supervised process trees."""
+"""``perflab run``: measure one run (or --runs K) in fresh supervised process trees."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import err_console, json_option, main
+from perflab.cli.app import err_console, json_option, main, runs_option
 from perflab.cli.spec_options import base_spec, run_options, source_option, sources
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
@@ -27,17 +27,12 @@ from perflab.run.measure import measure_repeated, summarize, validate
     help="Treatment set: factor names from the catalog, NAME=LEVEL for levelled "
     "factors. Command targets also pass unknown names through PERFLAB_TREATMENTS.",
 )
-@click.option(
-    "--repeat",
-    "-r",
-    type=int,
-    default=1,
-    show_default=True,
-    help="Fresh measurements of the same thing; prints median and CV.",
+@runs_option(
+    1, "Fresh measurements of the same thing; prints median and CV.", old=("--repeat", "-r")
 )
 @json_option
-def run(treat_set: str, repeat: int, as_json: bool, **o: Any) -> None:
-    """Measure one black-box run (or --repeat K runs) in fresh processes."""
+def run(treat_set: str, runs: int, as_json: bool, **o: Any) -> None:
+    """Measure one black-box run (or --runs K runs) in fresh processes."""
     spec = base_spec(o)
     spec.sources = sources(o["sources"])
     if treat_set or o["catalogs"]:
@@ -47,10 +42,10 @@ def run(treat_set: str, repeat: int, as_json: bool, **o: Any) -> None:
     def progress(i: int, n: int) -> None:
         err_console.print(f"[dim]run {i}/{n} …[/dim]")
 
-    records = measure_repeated(spec, repeat, None if as_json else progress)
-    summary = summarize(records) if repeat > 1 else None
+    records = measure_repeated(spec, runs, None if as_json else progress)
+    summary = summarize(records) if runs > 1 else None
     if as_json:
-        if repeat == 1:
+        if runs == 1:
             click.echo(records[0].to_json())
         else:
             click.echo(json.dumps({"runs": [r.to_dict() for r in records], "summary": summary}))

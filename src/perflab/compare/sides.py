@@ -1,10 +1,10 @@
-"""The two sides of a comparison, from the command line's shared and ``-a``/``-b`` options."""
+"""The two sides of a comparison: one side's run with its treatments, interpreter, packages,
+source tree or patch."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
@@ -14,40 +14,26 @@ from perflab.factors.treat import treat
 from perflab.factors.venvs import check_requirement, requirement_name
 from perflab.run.spec import RunSpec
 
-#: Option stems that take -a/-b variants (click destinations ``side_<stem>[_a|_b]``).
-SIDE_KEYS = ("treat", "command", "python", "package", "patch", "source", "opt", "param")
 
-
-def _pick(o: dict[str, Any], key: str, side: str) -> Any:
-    """The side's own value if given, else the shared one; repeatable options add up."""
-    shared, own = o.get(f"side_{key}"), o.get(f"side_{key}_{side}")
-    if isinstance(shared, tuple):
-        return (*shared, *(own or ()))
-    return own if own not in (None, "") else shared
-
-
-def side_spec(o: dict[str, Any], side: str) -> RunSpec:
-    """The RunSpec of side ``"a"`` or ``"b"``: the run options with that side's overrides."""
-    from perflab.cli.spec_options import base_spec
-
-    opts = dict(o)
-    # --command, --opt and --param are run options already: only their -a/-b are added
-    opts["command"] = o.get(f"side_command_{side}") or o["command"]
-    opts["opts"] = (*o["opts"], *(o.get(f"side_opt_{side}") or ()))
-    opts["params"] = (*o["params"], *(o.get(f"side_param_{side}") or ()))
-    spec = base_spec(opts)
-    treatments = ",".join(t for t in (_pick(o, "treat", side) or "",) if t)
-    if treatments or o.get("catalogs"):
-        spec = treat(spec, treatments, load_catalogs(list(o.get("catalogs") or ())))
-    python = _pick(o, "python", side)
+def side_spec(
+    spec: RunSpec,
+    treatments: str = "",
+    catalogs: list[str] | None = None,
+    python: str | None = None,
+    packages: tuple[str, ...] = (),
+    source: str | None = None,
+    patch: str | None = None,
+) -> RunSpec:
+    """``spec`` (one side's run options) with that side's treatments, interpreter, package
+    requirements, source tree and patch added; each checked, errors naming the option."""
+    if treatments or catalogs:
+        spec = treat(spec, treatments, load_catalogs(list(catalogs or ())))
     if python:
         _set_python(spec, python)
-    for req in _pick(o, "package", side) or ():
+    for req in packages:
         _add_requirement(spec, check_requirement(req))
-    source = _pick(o, "source", side)
     if source:
         _add_requirement(spec, check_requirement(os.path.abspath(source)))
-    patch = _pick(o, "patch", side)
     if patch:
         _add_patch(spec, Path(patch))
     return spec

@@ -13,12 +13,25 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from perflab.errors import PerflabError
 
-if TYPE_CHECKING:
-    from perflab.factors.catalog import Catalog
+
+class _Factor(Protocol):
+    """What a sweep needs of a catalog's factor (``factors.catalog.Factor``)."""
+
+    @property
+    def numeric(self) -> bool: ...
+
+    @property
+    def levels(self) -> Sequence[Any] | None: ...
+
+
+class _Catalog(Protocol):
+    def get(self, name: str) -> _Factor: ...
+
 
 RANGE_RE = re.compile(r"^(?P<a>[^.][^:*]*?)\.\.(?P<b>[^:*]+)(?:(?P<op>[:*])(?P<s>.+))?$")
 MAX_LEVELS = 1000
@@ -39,7 +52,7 @@ def number(raw: str) -> int | float | None:
     return int(value) if value.is_integer() else value
 
 
-def sweep_levels(text: str, catalog: Catalog) -> tuple[str, list[int | float]]:
+def sweep_levels(text: str, catalog: _Catalog) -> tuple[str, list[int | float]]:
     """Parse one sweep factor; errors name it (non-numeric factor, empty or bad range)."""
     name, sep, raw = (p.strip() for p in text.partition("="))
     factor = catalog.get(name)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from perflab.analysis.data import Dataset
 from perflab.files import atomic_write
-from perflab.report.context import build
+from perflab.report.assemble import build
 from perflab.report.interactive import write_interactive
 from perflab.report.render import render_figures
 

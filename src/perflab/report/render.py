@@ -20,6 +20,7 @@ from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
+from perflab.report.assemble import figure_of
 from perflab.report.context import Context
 from perflab.report.figures import FIGURES, NotDrawn
 
@@ -48,7 +49,7 @@ def draw(ctx: Context, name: str, out: Path) -> dict[str, str]:
     """Figure ``name`` as ``out/name.png`` and ``.svg``: its entry for the page (the PNG
     inlined), or, when the data cannot show it or the drawn figure fails a check of
     ``perflab.report.integrity``, an entry with ``reason`` and no file written."""
-    fig = ctx.figure(name)
+    fig = figure_of(ctx, name)
     with _laid_out(ctx, name) as (made, problems):
         if made is None or problems:
             return {"name": name, "title": fig.title, "reason": "; ".join(problems)}
@@ -79,7 +80,7 @@ def _laid_out(ctx: Context, name: str) -> Iterator[tuple[tuple[Any, str] | None,
 
     from perflab.report import integrity
 
-    fig = ctx.figure(name)
+    fig = figure_of(ctx, name)
     try:
         made = fig.make(ctx)
     except NotDrawn as exc:

@@ -51,7 +51,7 @@ class StartupKind(FactorKind):
         return {"bundle": list(mods), "trim_path": bool(table.get("trim_path", False))}
 
     def apply(self, spec: RunSpec, key: str, value: Any) -> None:
-        from perflab.profile.bundle import bundle_dir
+        from perflab.factors.bundle import bundle_dir
 
         python = spec.python or sys.executable
         src = str(Path(perflab.__file__).resolve().parent.parent)

@@ -218,7 +218,7 @@ def bundle_dir(
     """``dest``, holding a current bundle of ``modules`` for ``python`` (built if needed)."""
     if is_current(dest, modules, trim_path):
         return dest
-    cmd = [python, "-m", "perflab.profile.bundle", str(dest), ",".join(modules), str(trim_path)]
+    cmd = [python, "-m", "perflab.factors.bundle", str(dest), ",".join(modules), str(trim_path)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if out.returncode != 0:
         tail = (out.stderr.strip().splitlines() or ["no output"])[-1]
