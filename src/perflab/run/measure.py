@@ -67,8 +67,12 @@ def validate(spec: RunSpec) -> None:
         raise insecure_refusal(why)
     if engine.runs_commands:
         workload.command()  # the command line exists and names an executable
-    if workload.needs_dependencies and engine.dependencies is None:
-        able = [n for n, e in ENGINES.items() if e.dependencies]
+    # a workload that resolves dependencies itself (a workflow) needs only an executor's loop
+    own = getattr(workload, "resolves_dependencies", False)
+    if workload.needs_dependencies and engine.dependencies is None and not (
+        own and hasattr(engine, "loop")
+    ):
+        able = [n for n, e in ENGINES.items() if e.dependencies or (own and hasattr(e, "loop"))]
         raise PerflabError(
             f"workload {spec.workload!r} needs task dependencies, which engine "
             f"{spec.target!r} cannot express (engines that can: {', '.join(able)})"
