@@ -23,7 +23,10 @@ from perflab.errors import PerflabError
 #: Names a logger goes by in the code perflab transforms (``logger.debug``, ``self.log.info``).
 LOGGER_NAMES = frozenset({"logger", "log", "_logger", "LOGGER"})
 LEVELS = ("debug", "info", "warning", "error", "exception", "critical")
-OPS = ("remove_log_calls", "lazy_log_calls", "set_default", "set_constant")
+OPS = (
+    "remove_log_calls", "lazy_log_calls", "set_default", "set_constant",
+    "replace_function", "add_statement",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,8 @@ class Transform:
             "lazy_log_calls": "make logger calls lazy",
             "set_default": f"set default {self.function}({self.name}=…) to {self.value!r}",
             "set_constant": f"set {self.name} to {self.value!r}",
+            "replace_function": f"replace function {self.function} by another version's",
+            "add_statement": f"add the statement {str(self.value)[:40]!r}",
         }[self.op]
         sel = f" matching {list(self.match)}" if self.match else ""
         inside = f" in {self.function}" if self.function and "log" in self.op else ""
@@ -88,6 +93,8 @@ def parse_transform(table: dict[str, Any], where: str) -> Transform:
             raise PerflabError(f"{where}: transform expr {table['expr']!r} is not Python") from None
     if op == "set_default" and not table.get("function"):
         raise PerflabError(f"{where}: transform set_default needs `function`")
+    if op in ("replace_function", "add_statement"):
+        _check_code(op, table, where)
     return Transform(
         package=table["package"],
         op=op,
@@ -186,6 +193,10 @@ def apply(t: Transform, source: str, module: str) -> tuple[str, int]:
         return _replace(source, edits)
     if t.op == "set_default":
         return _set_default(t, source)
+    if t.op == "replace_function":
+        return replace_function(source, t.function or "", str(t.value))
+    if t.op == "add_statement":
+        return add_statement(source, str(t.value))
     return _set_constant(t, source)
 
 
@@ -316,3 +327,74 @@ def slug(text: str, n: int = 5) -> str:
     """A short stable name part from a message: its first ``n`` words, lower case."""
     words = re.findall(r"[A-Za-z0-9]+", text.lower())
     return "_".join(words[:n]) or "call"
+
+
+def _check_code(op: str, table: dict[str, Any], where: str) -> None:
+    """replace_function: `function` (a qualified name) and `value` (a whole ``def``);
+    add_statement: `value` (module-level statements)."""
+    if op == "replace_function" and not table.get("function"):
+        raise PerflabError(f"{where}: transform replace_function needs `function`")
+    try:
+        body = ast.parse(str(table.get("value", ""))).body
+    except SyntaxError:
+        raise PerflabError(f"{where}: transform {op} value is not Python") from None
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef
+    if not body or (op == "replace_function" and not isinstance(body[0], kinds)):
+        raise PerflabError(
+            f"{where}: transform {op} value must be a def"
+            if op == "replace_function"
+            else f"{where}: transform {op} value is empty"
+        )
+
+
+def _indent(text: str, col: int) -> list[str]:
+    return [(" " * col + ln if ln.strip() else ln) for ln in text.splitlines(keepends=True)]
+
+
+def replace_function(source: str, qualname: str, new: str) -> tuple[str, int]:
+    """The function ``qualname`` (``Class.method`` or ``f``; decorators included) replaced by
+    ``new`` (a dedented ``def``), or, where the module lacks it, added at the end of its class
+    or module: how another release's version of one function is put back (``perflab
+    explain``). 0 changes when the class is missing too."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    text = new if new.endswith("\n") else new + "\n"
+    for fn, qual in _functions(tree):
+        if qual == qualname:
+            first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+            assert fn.end_lineno is not None
+            lines[first - 1 : fn.end_lineno] = _indent(text, fn.col_offset)
+            return "".join(lines), 1
+    owner, _, _ = qualname.rpartition(".")
+    if not owner:
+        return source + ("" if source.endswith("\n") else "\n") + "\n\n" + text, 1
+    cls = _class(tree, owner)
+    if cls is None or cls.end_lineno is None:
+        return source, 0
+    col = cls.body[0].col_offset
+    lines[cls.end_lineno : cls.end_lineno] = ["\n", *_indent(text, col)]
+    return "".join(lines), 1
+
+
+def _class(tree: ast.AST, qualname: str) -> ast.ClassDef | None:
+    body: list[ast.stmt] = getattr(tree, "body", [])
+    found: ast.ClassDef | None = None
+    for part in qualname.split("."):
+        found = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if found is None:
+            return None
+        body = found.body
+    return found
+
+
+def add_statement(source: str, new: str) -> tuple[str, int]:
+    """``new`` (module-level statements, e.g. an import another release had) inserted after
+    the module's last top-level import; 0 changes when it is there already."""
+    tree = ast.parse(source)
+    if ast.dump(ast.parse(new)) in {ast.dump(ast.Module([n], [])) for n in tree.body}:
+        return source, 0
+    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    at = imports[-1].end_lineno if imports else 0
+    lines = source.splitlines(keepends=True)
+    lines[at:at] = [new if new.endswith("\n") else new + "\n"]
+    return "".join(lines), 1

@@ -27,6 +27,9 @@ from perflab.run.spec import RunSpec
 class TransformKind(FactorKind):
     name = "transform"
     keys = ("transform",)
+    #: A black-box command's `python` is the run's interpreter (the venv's, first on PATH),
+    #: and the transformed copy is first on its PYTHONPATH.
+    for_commands = True
 
     def parse(self, factor: str, key: str, value: Any, where: str, base_dir: Path) -> Any:
         tables = value if isinstance(value, list) else [value]

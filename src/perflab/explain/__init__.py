@@ -1,0 +1,1 @@
+"""perflab explain: which change between two releases (a default, a function) costs how much."""
