@@ -17,6 +17,17 @@ from perflab.analysis.sweeps import mean_ci
 from perflab.errors import PerflabError
 
 SUMMARY_COLUMNS = ("efficiency", "tasks_per_s", "latency_per_level_s", "wall_s", "ideal_s")
+#: A workflow row's figures: makespan, its list-scheduled ideal, the difference, their
+#: ratio, and the median / 90th-percentile queue delay of a task once it was ready.
+WORKFLOW_COLUMNS = (
+    "wall_s",
+    "ideal_s",
+    "overhead_s",
+    "efficiency",
+    "queue_delay_p50_s",
+    "queue_delay_p90_s",
+    "tasks",
+)
 
 
 def _summary(values: pd.Series) -> dict[str, Any] | None:
@@ -45,6 +56,7 @@ def zoo_table(
         "targets": sorted(runs["target"].unique()),
         "metg": {},
         "patterns": {},
+        "workflows": {},
         "failed": failed.to_dict(orient="records"),
     }
     for target, g in ok.groupby("target"):
@@ -53,10 +65,39 @@ def zoo_table(
             limit = (limits or {}).get(str(target))
             out["metg"][target] = metg(sweep, threshold, basis, limit)
         cells: dict[str, Any] = {}
-        for kind, k in g[g["kind"] != "metg"].groupby("kind"):
+        for kind, k in g[~g["kind"].isin(["metg", "wfcommons"])].groupby("kind"):
             cells[str(kind)] = {c: _summary(k[c]) for c in SUMMARY_COLUMNS if c in k}
         out["patterns"][target] = cells
+        out["workflows"][target] = _workflows(g[g["kind"] == "wfcommons"])
     return out
+
+
+def _workflows(runs: pd.DataFrame) -> dict[str, Any]:
+    """``{"montage-1000": {"recipe", "size", metric: summary}}`` for one engine."""
+    cells: dict[str, Any] = {}
+    if "recipe" not in runs or runs.empty:
+        return cells
+    for key, w in runs.groupby(["recipe", "size"]):
+        recipe, size = str(key[0]), int(key[1])  # type: ignore[call-overload]
+        cell: dict[str, Any] = {"recipe": recipe, "size": size}
+        cell.update({c: _summary(pd.to_numeric(w[c])) for c in WORKFLOW_COLUMNS})
+        cells[f"{recipe}-{size}"] = cell
+    return cells
+
+
+def workflow_rows(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """One flat row per engine, recipe and size (for printing and the page)."""
+    rows = []
+    for target, cells in table.get("workflows", {}).items():
+        for key, cell in sorted(cells.items(), key=lambda kv: (kv[1]["recipe"], kv[1]["size"])):
+            row: dict[str, Any] = {"target": target, "workflow": key, **{
+                k: cell[k] for k in ("recipe", "size")}}  # fmt: skip
+            for c in WORKFLOW_COLUMNS:
+                s = cell.get(c)
+                row[c] = s and s["estimate"]
+                row[f"{c}_ci"] = s and [s["ci_low"], s["ci_high"]]
+            rows.append(row)
+    return rows
 
 
 def rows_for_table(table: dict[str, Any]) -> list[dict[str, Any]]:

@@ -37,6 +37,13 @@ def _levels(text: str | None) -> list[float]:
     return out
 
 
+def _count(text: str, option: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise PerflabError(f"{option}: {text!r} is not a number of tasks") from None
+
+
 def zoo_options(f: Any) -> Any:
     for opt in reversed(
         [
@@ -111,7 +118,24 @@ def zoo_options(f: Any) -> Any:
     "--workloads",
     default="metg,chain,fan",
     show_default=True,
-    help="metg (granularity sweep of `compute`), chain, fan, tree, stencil_1d.",
+    help="metg (granularity sweep of `compute`), chain, fan, tree, stencil_1d, wfcommons "
+    "(real workflows: --recipes at --wf-sizes).",
+)
+@click.option(
+    "--recipes",
+    default="montage,epigenomics,blast",
+    show_default=True,
+    help="WfCommons recipes of the workflow rows.",
+)
+@click.option(
+    "--wf-sizes", default="100,1000", show_default=True, help="Tasks per workflow (each size)."
+)
+@click.option(
+    "--wf-task-ms",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="Mean task runtime of a workflow after scaling its trace runtimes (ms).",
 )
 @click.option(
     "--dag-tasks", type=int, default=1000, show_default=True, help="Tasks per DAG pattern run."
@@ -121,11 +145,20 @@ def zoo_options(f: Any) -> Any:
 )
 @zoo_options
 def zoo_cmd(
-    targets: str | None, workloads: str, dag_tasks: int, dag_task_us: float | None, **o: Any
+    targets: str | None,
+    workloads: str,
+    recipes: str,
+    wf_sizes: str,
+    wf_task_ms: float,
+    dag_tasks: int,
+    dag_task_us: float | None,
+    **o: Any,
 ) -> None:
     """Run the standard suite across engines and print the scoreboard."""
     cfg = _config(o, names(targets) or list(DEFAULT_TARGETS), names(workloads) or [])
     cfg.dag_tasks, cfg.dag_task_us = dag_tasks, dag_task_us
+    cfg.recipes, cfg.wf_task_ms = names(recipes) or [], wf_task_ms
+    cfg.wf_sizes = [_count(x, "--wf-sizes") for x in names(wf_sizes) or []]
     _run(cfg, o, "zoo")
 
 

@@ -28,7 +28,9 @@ from plotnine import (
 from rich.console import Console
 from rich.table import Table
 
+from perflab.analysis.zoo import workflow_rows
 from perflab.files import atomic_write
+from perflab.report import zoo_workflows
 
 TEMPLATE = Path(__file__).with_name("zoo.html")
 
@@ -136,11 +138,16 @@ def _fan(table: dict[str, Any]) -> tuple[Any, str] | None:
     return _bars(rows, "v", "makespan efficiency (ideal ÷ measured)"), caption
 
 
+def _workflows(table: dict[str, Any]) -> tuple[Any, str] | None:
+    return zoo_workflows.figure(workflow_rows(table))
+
+
 FIGURES = {
     "zoo_efficiency": ("Efficiency against task granularity", _curves),
     "zoo_metg": ("METG per engine", _metg_bars),
     "zoo_chain_latency": ("Chain: per-dependency latency", _chain),
     "zoo_fan_efficiency": ("Fan out/in: makespan vs ideal", _fan),
+    "zoo_workflows": ("Workflows (WfCommons): makespan vs ideal", _workflows),
 }
 
 
@@ -171,7 +178,12 @@ def write_zoo_report(
     atomic_write(out / "zoo.json", json.dumps(table, default=float, indent=1))
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     html = env.from_string(TEMPLATE.read_text()).render(
-        title=title, t=table, rows=[_cells(r) for r in rows], figures=drawn
+        title=title,
+        t=table,
+        rows=[_cells(r) for r in rows],
+        wf_columns=zoo_workflows.COLUMNS,
+        wf_rows=[zoo_workflows.cells(r) for r in workflow_rows(table)],
+        figures=drawn,
     )
     return atomic_write(out / "zoo.html", html)
 
@@ -242,5 +254,15 @@ def print_zoo(table: dict[str, Any], rows: list[dict[str, Any]], name: str) -> N
                 f"  {p['task_us']:>10,.1f} µs  granularity {p['granularity_us']:>12,.0f} µs  "
                 f"efficiency {_ci(p['efficiency'], [p['ci_low'], p['ci_high']], digits=2)}"
             )
+    wf = workflow_rows(table)
+    if wf:
+        w = Table(title="workflows (WfCommons): makespan vs list-scheduled ideal, 95% CI",
+                  title_justify="left")  # fmt: skip
+        for key, head in zoo_workflows.COLUMNS.items():
+            w.add_column(head, justify="left" if key in ("target", "workflow") else "right")
+        for r in wf:
+            c = zoo_workflows.cells(r)
+            w.add_row(*(c[k] for k in zoo_workflows.COLUMNS))
+        console.print(w)
     for f in table["failed"]:
         console.print(f"[red]{f['status']}[/red] {f['target']} {f['kind']}: {f['error']}")

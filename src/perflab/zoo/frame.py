@@ -23,6 +23,12 @@ COLUMNS = [
     "tasks_per_s",
     "slots",
     "latency_per_level_s",
+    "recipe",
+    "size",
+    "overhead_s",
+    "lower_bound_s",
+    "queue_delay_p50_s",
+    "queue_delay_p90_s",
     "status",
     "error",
 ]
@@ -49,6 +55,13 @@ def zoo_frame(records: list[RunRecord]) -> pd.DataFrame:
                 "tasks_per_s": r.tasks_per_s,
                 "slots": details.get("slots"),
                 "latency_per_level_s": details.get("latency_per_level_s"),
+                # workflow runs (wfcommons): which instance, and its overhead vs the ideal
+                "recipe": r.params.get("recipe"),
+                "size": r.params.get("size"),
+                "overhead_s": details.get("overhead_s"),
+                "lower_bound_s": details.get("lower_bound_s"),
+                "queue_delay_p50_s": details.get("queue_delay_p50_s"),
+                "queue_delay_p90_s": details.get("queue_delay_p90_s"),
                 "status": r.status,
                 "error": (r.error or "").strip().splitlines()[-1] if r.error else None,
             }

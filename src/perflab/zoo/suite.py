@@ -34,6 +34,8 @@ METG_WORKLOAD = "compute"
 #: Work per task of the DAG patterns (µs): a chain of empty tasks measures pure per-dependency
 #: latency; the others get work so their makespan has an ideal to compare with.
 DAG_TASK_US = {"chain": 0.0, "fan": 1000.0, "tree": 1000.0, "stencil_1d": 1000.0}
+#: Recipes of the zoo's workflow rows (WfCommons).
+DEFAULT_RECIPES = ("montage", "epigenomics", "blast")
 #: The design name of a zoo campaign (its plan is explicit runs, not treatment sets).
 ZOO_DESIGN = "zoo"
 
@@ -58,9 +60,15 @@ class ZooConfig:
     kernel: str = "hash"
     timeout_s: float = 300.0
     extra_params: dict[str, Any] = field(default_factory=dict)
+    #: Workflow rows (kind ``wfcommons``): each recipe at each size, one seed.
+    recipes: list[str] = field(default_factory=lambda: list(DEFAULT_RECIPES))
+    wf_sizes: list[int] = field(default_factory=lambda: [100, 1000])
+    wf_seed: int = 1
+    #: Mean task runtime of a workflow after scaling its trace runtimes (ms).
+    wf_task_ms: float = 10.0
 
 
-KINDS = ("metg", "chain", "fan", "tree", "stencil_1d")
+KINDS = ("metg", "chain", "fan", "tree", "stencil_1d", "wfcommons")
 
 
 def plan_items(cfg: ZooConfig) -> list[dict[str, Any]]:
@@ -72,6 +80,8 @@ def plan_items(cfg: ZooConfig) -> list[dict[str, Any]]:
     for k in cfg.kinds:
         if k not in KINDS:
             raise PerflabError(f"zoo workload {k!r} is not one of {', '.join(KINDS)}")
+    if "wfcommons" in cfg.kinds and not (cfg.recipes and cfg.wf_sizes):
+        raise PerflabError("the workflow rows need at least one recipe and one size")
     if "metg" in cfg.kinds and len(cfg.levels) < 2:
         raise PerflabError("a METG sweep needs at least two task sizes (--levels)")
     if not cfg.point_s > 0 or cfg.metg_tasks < 1:
@@ -83,7 +93,10 @@ def plan_items(cfg: ZooConfig) -> list[dict[str, Any]]:
         ENGINES.get(target)  # unknown target: bad input before anything is stored
         opts = {"workers": cfg.workers} if cfg.workers else {}
         for kind in cfg.kinds:
-            if kind == "metg":
+            if kind == "wfcommons":
+                items += [_workflow_item(cfg, target, opts, r, n) for r in cfg.recipes
+                          for n in cfg.wf_sizes]  # fmt: skip
+            elif kind == "metg":
                 for level in cfg.levels:
                     n = metg_tasks(level, slots_of(cfg.workers), cfg.point_s, cfg.metg_tasks)
                     items.append(_item(cfg, target, METG_WORKLOAD, n, opts, level))
@@ -110,6 +123,24 @@ def _item(
     )
     kind = "metg" if workload == METG_WORKLOAD else workload
     return {"kind": kind, "spec": spec.to_dict()}
+
+
+def _workflow_item(
+    cfg: ZooConfig, target: str, opts: dict[str, Any], recipe: str, size: int
+) -> dict[str, Any]:
+    """A workflow run: the whole instance is one counted batch (tasks ≥ its size), after a
+    warm-up of a few independent kernel tasks."""
+    params = {"recipe": recipe, "size": size, "seed": cfg.wf_seed, "task_ms": cfg.wf_task_ms}
+    spec = RunSpec(
+        target=target,
+        workload="wfcommons",
+        tasks=2 * size,
+        warmup=4,
+        params={**params, "kernel": cfg.kernel},
+        engine_options=dict(opts),
+        timeout_s=cfg.timeout_s,
+    )
+    return {"kind": "wfcommons", "spec": spec.to_dict()}
 
 
 def create_zoo(store: Store, name: str, cfg: ZooConfig, seed: int | None = None) -> CampaignDef:
