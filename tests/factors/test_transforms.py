@@ -143,3 +143,17 @@ def test_a_git_checkout_of_the_release_sdist_transforms_like_the_installed_relea
     on_tree, rep_tree = apply_to_tree(tree_pkg, "parsl", tree_version, items)
     assert on_site == on_tree and rep_site == rep_tree
     assert sum(r["total"] for r in rep_site) >= 15
+
+
+def test_a_grouped_factor_names_the_selectors_a_release_lacks(tmp_path: Path) -> None:
+    """A release older than some of a grouped factor's calls: the factor applies, and the
+    report says which of its selectors found nothing there."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "pool.py").write_text(SOURCE)
+    grouped = t(op="remove_log_calls", match=["Done", "changing state from"])
+    _, report = apply_to_tree(pkg, "pkg", "1.0", [("f", grouped)])
+    assert report[0]["total"] == 1 and report[0]["unmatched"] == ["changing state from"]
+    _, report = apply_to_tree(pkg, "pkg", "1.0", [("f", t(op="remove_log_calls", match=["Done"]))])
+    assert "unmatched" not in report[0]

@@ -20,7 +20,7 @@ from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.factors.patching import write_scripts
-from perflab.factors.transforms import Transform, apply, parse_transform
+from perflab.factors.transforms import Transform, apply, log_sites, parse_transform
 from perflab.run.spec import RunSpec
 
 _LOCATE = (
@@ -90,10 +90,28 @@ def apply_to_tree(
                 f"factor {factor}: '{t.describe()}' matched nothing in "
                 f"{package} {version} ({where})"
             )
-        report.append(
-            {"factor": factor, "op": t.op, "changed": counts, "total": sum(counts.values())}
-        )
+        entry: dict[str, Any] = {
+            "factor": factor, "op": t.op, "changed": counts, "total": sum(counts.values())
+        }  # fmt: skip
+        missing = unmatched(t, {m: modules[m].read_text() for m in names})
+        if missing:  # the factor applies, but not all of it: say which selectors found nothing
+            entry["unmatched"] = missing
+        report.append(entry)
     return texts, report
+
+
+def unmatched(t: Transform, sources: dict[str, str]) -> list[str]:
+    """The ``match`` strings of a log transform that no call in ``sources`` contains (a
+    release that predates some of the calls a grouped factor removes)."""
+    if t.op not in ("remove_log_calls", "lazy_log_calls") or not t.match:
+        return []
+    texts = [
+        s.text
+        for m, src in sources.items()
+        for s in log_sites(src, m, t.levels)
+        if not t.function or fnmatch.fnmatchcase(s.function, t.function)
+    ]
+    return [m for m in t.match if not any(m in text for text in texts)]
 
 
 def transformed_tree(
