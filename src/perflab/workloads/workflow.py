@@ -25,7 +25,6 @@ overhead = makespan − ideal, efficiency = ideal ÷ makespan, and each task's q
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,57 +37,9 @@ from perflab.tasks import Executor
 from perflab.tasks.depend import Dependent
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import batch_summary
-from perflab.workloads.kernel import KernelWorkload, spin
+from perflab.workloads.kernel import KernelWorkload
 from perflab.workloads.wfgen import Instance, generate, list_schedule, lower_bound
-
-CHUNK = 1 << 20
-#: Slack (s) for "a child started before its parent ended" (one host, one clock).
-ORDER_SLACK_S = 1e-3
-
-
-def _write(path: str, size: int) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        block = b"\0" * min(size, CHUNK)
-        left = size
-        while left > 0:
-            left -= os.write(fd, block[: min(left, CHUNK)])
-    finally:
-        os.close(fd)
-
-
-def _read(path: str, size: int) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    try:
-        got = 0
-        while chunk := os.read(fd, CHUNK):
-            got += len(chunk)
-    finally:
-        os.close(fd)
-    if got != size:
-        raise RuntimeError(f"workflow file {path} has {got} bytes, expected {size}")
-
-
-def wf_task(
-    i: int,
-    iters: int,
-    kind: str,
-    root: str,
-    reads: tuple[tuple[str, int], ...],
-    writes: tuple[tuple[str, int], ...],
-    *parents: tuple[int, float, float],
-) -> tuple[int, float, float]:
-    """One workflow task: read, compute, write. Returns (index, start, end) (wall clock)."""
-    start = time.time()
-    late = [p for p in parents if p[2] > start + ORDER_SLACK_S]
-    if late:
-        raise RuntimeError(f"workflow task {i} started before its parent {late[0][0]} ended")
-    for name, size in reads:
-        _read(os.path.join(root, name), size)
-    spin(iters, kind)
-    for name, size in writes:
-        _write(os.path.join(root, name), size)
-    return i, start, time.time()
+from perflab.workloads.wftask import wf_task, write_file
 
 
 @WORKLOADS.register
@@ -151,7 +102,7 @@ class Workflow(KernelWorkload):
         self.batches += 1
         root = private_dir(self.run_dir / "workflow" / f"batch{self.batches}")
         for name, size in self._bytes(tuple(self.instance.staged().items())):
-            _write(str(root / name), size)
+            write_file(str(root / name), size)
         return str(root)
 
     def run_batch(self, engine: Executor, n: int) -> dict[str, Any]:
@@ -246,6 +197,10 @@ class Workflow(KernelWorkload):
             "ideal_s": ideal,
             "lower_bound_s": self.lower_s,
             "overhead_s": wall_s - ideal,
+            # what the tasks wrote and read (each read checks the file's size)
+            "bytes_staged": sum(s for _, s in self._bytes(tuple(self.instance.staged().items()))),
+            "bytes_written": sum(s for o in self.instance.outputs for _, s in self._bytes(o)),
+            "bytes_read": sum(s for i in self.instance.inputs for _, s in self._bytes(i)),
             **self._delays(),
         }
 
