@@ -52,3 +52,8 @@ def guard_streams() -> None:
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, PrintableStream):
             setattr(sys, name, PrintableStream(stream))
+
+
+def number(x: float | None, digits: int = 1, missing: str = "-") -> str:
+    """``x`` with thousands separators and ``digits`` decimals; ``missing`` for None."""
+    return missing if x is None else f"{x:,.{digits}f}"

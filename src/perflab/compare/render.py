@@ -13,13 +13,9 @@ from perflab.compare.calibrate import Calibration
 from perflab.compare.gate import Comparison
 from perflab.compare.history import History
 from perflab.compare.stats import HIGHER_IS_BETTER
-from perflab.display import CSP_META
+from perflab.display import CSP_META, number
 
 ICON = {"faster": "✅", "slower": "❌", "no difference": "➖", "inconclusive": "❔", "failed": "💥"}
-
-
-def _num(x: float | None, digits: int = 1) -> str:
-    return "-" if x is None else f"{x:,.{digits}f}"
 
 
 def _pct(ratio: float) -> str:
@@ -66,9 +62,9 @@ def print_comparison(c: Comparison, console: Console | None = None) -> None:
             side.label,
             escape(side_label(s)),
             str(s["n"]),
-            _num(s.get("geo_mean")),
-            f"{_num(s.get('ci_low'))} – {_num(s.get('ci_high'))}" if s.get("ci_low") else "-",
-            _num(s.get("median")),
+            number(s.get("geo_mean")),
+            f"{number(s.get('ci_low'))} – {number(s.get('ci_high'))}" if s.get("ci_low") else "-",
+            number(s.get("median")),
             f"{s['cv']:.1%}" if s.get("cv") is not None else "-",
         )
     console.print(table)
@@ -96,11 +92,11 @@ def markdown(c: Comparison) -> str:
     ]
     for side in (c.a, c.b):
         s = side.summary()
-        ci = f"{_num(s.get('ci_low'))} – {_num(s.get('ci_high'))}" if s.get("ci_low") else "-"
+        ci = f"{number(s.get('ci_low'))} – {number(s.get('ci_high'))}" if s.get("ci_low") else "-"
         cv = f"{s['cv']:.1%}" if s.get("cv") is not None else "-"
         what = side_label(s).replace("|", "\\|")
         lines.append(
-            f"| {side.label} | {what} | {s['n']} | {_num(s.get('geo_mean'))} | {ci} | {cv} |"
+            f"| {side.label} | {what} | {s['n']} | {number(s.get('geo_mean'))} | {ci} | {cv} |"
         )
     lines += [
         "",
@@ -143,10 +139,10 @@ def history_rows(h: History) -> list[tuple[str, ...]]:
         s = rel.summary()
         gm = s.get("geo_mean")
         change = _pct(gm / prev) if gm and prev else ""
-        ci = f"{_num(s.get('ci_low'))} – {_num(s.get('ci_high'))}" if gm else "-"
+        ci = f"{number(s.get('ci_low'))} – {number(s.get('ci_high'))}" if gm else "-"
         cause = rel.cause()
         cause = cause if len(cause) <= 70 else cause[:69] + "…"
-        rows.append((rel.version, str(s["n"]), str(s["failed"]), _num(gm), ci, change, cause))
+        rows.append((rel.version, str(s["n"]), str(s["failed"]), number(gm), ci, change, cause))
         prev = gm or prev
     return rows
 

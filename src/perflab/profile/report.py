@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import base64
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from perflab.display import number
 from perflab.files import atomic_write
+from perflab.plots import save_plot
 from perflab.profile import PROFILE_KINDS
 from perflab.profile.base import FigureSpec
 from perflab.profile.figures import BIN_LABELS
@@ -27,7 +28,7 @@ def _pct(x: float | None) -> str:
 
 
 def _num(x: float | None, fmt: str = ",.0f") -> str:
-    return format(x, fmt) if x is not None else "–"
+    return number(x, int(fmt.rsplit(".", 1)[1].rstrip("f")), missing="–")
 
 
 def _run_row(r: dict[str, Any]) -> dict[str, Any]:
@@ -102,13 +103,9 @@ def _figures(result: dict[str, Any], out: Path) -> list[dict[str, str]]:
         per_run = {r["label"]: r[k] for r in result["runs"] if isinstance(r.get(k), dict)}
         specs += PROFILE_KINDS.get(k).figures(per_run)
     drawn = []
-    (out / "figures").mkdir(exist_ok=True)
     for name, title, plot, caption in specs:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for ext in ("png", "svg"):
-                plot.save(out / "figures" / f"{name}.{ext}", dpi=100, verbose=False)
-        png = base64.b64encode((out / "figures" / f"{name}.png").read_bytes()).decode()
+        png_path, _ = save_plot(plot, out / "figures" / name, width=6.4, height=4.8)
+        png = base64.b64encode(png_path.read_bytes()).decode()
         drawn.append({"name": name, "title": title, "caption": caption, "png": png})
     return drawn
 

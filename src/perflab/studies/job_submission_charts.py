@@ -10,9 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-
-def _num(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
+from perflab.display import number
+from perflab.plots import save_plot
 
 
 def print_table(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
@@ -23,16 +22,17 @@ def print_table(rows: Sequence[dict[str, Any]], console: Console | None = None) 
     for col in ("id", "type", "", "jobs", "jobs/s", "real (s)", "sys (s)", "user (s)", "util %"):
         t.add_column(col, justify="left" if col in ("type", "") else "right")
     for r in rows:
-        rate = _num(r["jobs_per_s"]) if r["jobs_per_s"] is not None else "failed"
+        rate = number(r["jobs_per_s"]) if r["jobs_per_s"] is not None else "failed"
         seed = r["seed"]
         t.add_row(
-            r["id"], r["type"], "here", str(r["jobs"]), rate, _num(r["real_s"], 2),
-            _num(r["sys_s"], 2), _num(r["user_s"], 2), _num(r["util_pct"]), end_section=not seed,
+            r["id"], r["type"], "here", str(r["jobs"]), rate, number(r["real_s"], 2),
+            number(r["sys_s"], 2), number(r["user_s"], 2), number(r["util_pct"]),
+            end_section=not seed,
         )  # fmt: skip
         if seed:
             t.add_row(
-                "", "", "seed", "1,000", _num(seed["jobs_per_s"]), _num(seed["real_s"]),
-                _num(seed["sys_s"]), _num(seed["user_s"]), _num(seed["util_pct"]),
+                "", "", "seed", "1,000", number(seed["jobs_per_s"]), number(seed["real_s"]),
+                number(seed["sys_s"]), number(seed["user_s"]), number(seed["util_pct"]),
                 style="dim", end_section=True,
             )  # fmt: skip
     console.print(t)
@@ -51,7 +51,10 @@ def print_curve(name: str, rows: Sequence[dict[str, Any]], console: Console | No
         t.add_column(k, justify="right")
     for r in rows:
         t.add_row(
-            *(str(r[k]) for k in keys), _num(r["rate"]), str(len(r["rates"])), str(len(r["failed"]))
+            *(str(r[k]) for k in keys),
+            number(r["rate"]),
+            str(len(r["rates"])),
+            str(len(r["failed"])),
         )
     (console or Console()).print(t)
 
@@ -78,13 +81,7 @@ def curve_figure(name: str, rows: Sequence[dict[str, Any]], x: str, out_dir: Pat
         ggplot(runs, mapping)
         + geom_point(alpha=0.5)
         + geom_line(data=med)
-        + labs(x=x, y=f"{unit} (median line; points are runs)", title=f"Seed 001: {name}")
+        + labs(x=x, y=f"{unit} (median line; points are runs)", title=f"Job submission: {name}")
         + theme_bw()
     )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for ext in ("png", "svg"):
-        path = out_dir / f"seed001_{name}.{ext}"
-        plot.save(path, width=6, height=4, dpi=120, verbose=False)
-        paths.append(path)
-    return paths
+    return save_plot(plot, out_dir / f"job_submission_{name}", width=6, height=4, dpi=120)

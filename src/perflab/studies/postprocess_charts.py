@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from perflab.plots import save_plot
+
 XLABEL = {
     "tasks": "max tasks",
     "concurrency": "concurrent tasks",
@@ -73,8 +75,5 @@ def charts(summary: list[dict[str, Any]], out: Path) -> list[Path]:
             )
             + theme_bw()
         )
-        for ext in ("png", "svg"):
-            path = out / f"postprocess_{engine}.{ext}"
-            p.save(path, width=9, height=6.5, dpi=110, verbose=False)
-            written.append(path)
+        written += save_plot(p, out / f"postprocess_{engine}", width=9, height=6.5, dpi=110)
     return written

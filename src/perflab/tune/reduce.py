@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import statsmodels.api as sm
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
+from perflab.analysis.claims import adjust
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
 
@@ -205,10 +205,8 @@ def knockout(
     cost, se, df = np.asarray(fit.params)[1:], np.asarray(fit.bse)[1:], float(fit.df_resid)
     ok = np.isfinite(se) & (se > 0) & (df > 0)
     p = np.where(ok, stats.t.sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
-    adj = np.full(m, np.nan)
-    sig = np.zeros(m, bool)
-    if ok.any():
-        sig[ok], adj[ok], _, _ = multipletests(p[ok], alpha=ALPHA, method="holm")
+    adjusted, decided = adjust(list(p), "holm", ALPHA)
+    adj, sig = np.array(adjusted), np.array(decided)
     q = float(stats.t.ppf(0.975, max(df, 1)))
     bound = math.log1p(THRESHOLD)
     kept_set, evidence = set(best), []
