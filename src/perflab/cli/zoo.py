@@ -101,6 +101,14 @@ def zoo_options(f: Any) -> Any:
                 help="Efficiency relative to the kernel's calibrated peak, or to the "
                 "largest task size.",
             ),
+            click.option(
+                "--timeout",
+                "timeout_s",
+                type=float,
+                default=300.0,
+                show_default=True,
+                help="Seconds one run may take before it is stopped.",
+            ),
             click.option("--name", help="Campaign name (an existing zoo is resumed)."),
             click.option("-o", "--output", type=click.Path(), help="Write zoo.html here."),
             click.option("--seed", type=int, help="Random seed for the run order."),
@@ -179,6 +187,7 @@ def _config(o: dict[str, Any], targets: list[str], kinds: list[str]) -> ZooConfi
         metg_tasks=o["metg_tasks"],
         point_s=o["point_s"],
         adaptive=not o["fixed_levels"],
+        timeout_s=o["timeout_s"],
         workers=o["workers"],
         kernel=o["kernel"],
     )
