@@ -1,0 +1,154 @@
+"""The seed's question: which of the logger calls `src_submit_biglogs_remove` removes carry
+its saving, and do the per-line costs add up to the grouped effect?
+
+    # one factor per call; keep those of the group
+    perflab factors generate log-calls --package parsl --module parsl.dataflow.dflow -o calls.toml
+    python bench/log_lines_screen.py select calls.toml -o lines.toml        # prints the names
+    # screen: Plackett-Burman over the 13 line factors
+    perflab campaign create lines_screen --catalog lines.toml --factors "$(cat lines.names)" \
+        --design fractional --design-opt plackett_burman=1 --runs 4 -n 2000
+    perflab campaign run lines_screen && perflab export lines_screen -o screen.csv
+    python bench/log_lines_screen.py screen screen.csv --names lines.names
+    # focus: base, the grouped factor, all lines together, each survivor alone (explicit sets)
+    python bench/log_lines_screen.py focus-sets --names lines.names --survivors A,B -o focus.txt
+    perflab campaign create lines_focus --catalog lines.toml \
+        --factors "src_submit_biglogs_remove,$(cat lines.names)" --design explicit \
+        --design-opt file=focus.txt --runs 8 -n 2000
+    perflab campaign run lines_focus && perflab export lines_focus -o focus.csv
+    python bench/log_lines_screen.py focus focus.csv --names lines.names
+
+Effects are on the log of the metric (wall and CPU time per task), reported as the ratio
+"line removed / kept" with a 95 % CI; screen p-values Holm-adjusted over the lines. The
+additivity check: the sum of the 13 line coefficients (a contrast of the screen's OLS, with
+its own CI) against the grouped factor's effect measured in the focus campaign, and against
+"all 13 lines removed" there (the same code change made of 13 factors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import statsmodels.formula.api as smf
+from statsmodels.stats.multitest import multipletests
+
+GROUP = "src_submit_biglogs_remove"
+METRICS = ("us_per_task", "cpu_us_per_task")
+
+
+def select(calls: Path, out: Path) -> list[str]:
+    """The generated factors that remove a call of GROUP (they conflict with it)."""
+    table = tomllib.loads(calls.read_text())["factor"]
+    names = [n for n, t in table.items() if GROUP in t.get("conflicts", [])]
+    lines = []
+    for n in names:
+        t = table[n]
+        tr = t["transform"]
+        lines += [
+            f"[factor.{n}]",
+            f"description = {json.dumps(t.get('description', ''))}",
+            'category = "source_remove"',
+            'targets = ["parsl-htex", "parsl-threads"]',
+            "transform = { "
+            + ", ".join(f"{k} = {json.dumps(v)}" for k, v in tr.items() if k != "factor")
+            + " }",
+            f"conflicts = {json.dumps([GROUP])}",
+            "",
+        ]
+    out.write_text("\n".join(lines))
+    out.with_suffix(".names").write_text(",".join(names))
+    return names
+
+
+def _frame(csv: Path, names: list[str]) -> pd.DataFrame:
+    df = pd.read_csv(csv, sep=";")
+    df = df[df["status"] == "ok"].copy()
+    if "cpu_us_per_task" not in df and {"cpu_user_s", "cpu_sys_s", "tasks"} <= set(df):
+        df["cpu_us_per_task"] = (df.cpu_user_s + df.cpu_sys_s) / df.tasks * 1e6
+    short = {n: f"x{i}" for i, n in enumerate(names)}
+    for n in names:
+        df[short[n]] = df[n].astype(int) if n in df else 0
+    return df
+
+
+def _ratio(coef: float, se: float, df_resid: float) -> dict[str, float]:
+    from scipy import stats
+
+    q = float(stats.t.ppf(0.975, df_resid))
+    return {"ratio": math.exp(coef), "ci_low": math.exp(coef - q * se),
+            "ci_high": math.exp(coef + q * se)}  # fmt: skip
+
+
+def screen(csv: Path, names: list[str]) -> dict[str, Any]:
+    """Main effects of each line (OLS on log metric), Holm-adjusted, and their sum."""
+    df = _frame(csv, names)
+    xs = [f"x{i}" for i in range(len(names))]
+    out: dict[str, Any] = {"runs": len(df), "lines": {}, "sum": {}}
+    for metric in METRICS:
+        fit = smf.ols(f"np.log({metric}) ~ " + " + ".join(xs), data=df).fit()
+        p_holm = multipletests([fit.pvalues[x] for x in xs], method="holm")[1]
+        for n, x, p in zip(names, xs, p_holm, strict=True):
+            row = _ratio(fit.params[x], fit.bse[x], fit.df_resid)
+            row.update(p_holm=float(p))
+            out["lines"].setdefault(n, {})[metric] = row
+        c = np.zeros(len(fit.params))
+        for x in xs:
+            c[list(fit.params.index).index(x)] = 1.0
+        t = fit.t_test(c)
+        out["sum"][metric] = _ratio(float(t.effect[0]), float(t.sd[0][0]), fit.df_resid)
+        out["sum"][metric]["sd_log_resid"] = float(np.sqrt(fit.scale))
+    return out
+
+
+def focus(csv: Path, names: list[str]) -> dict[str, Any]:
+    """Each treatment set of the focus campaign against the untreated runs (OLS on log
+    metric with one indicator per set; the base is the intercept)."""
+    df = _frame(csv, names)
+    cols = [c for c in [GROUP, *names] if c in df]
+    df["set"] = df[cols].apply(lambda r: ",".join(c for c in cols if r[c]) or "base", axis=1)
+    out: dict[str, Any] = {"runs": len(df), "sets": {}}
+    for metric in METRICS:
+        fit = smf.ols(f"np.log({metric}) ~ C(set, Treatment('base'))", data=df).fit()
+        for term in fit.params.index[1:]:
+            label = term.split("[T.")[1].rstrip("]")
+            if label.count(",") == len(names) - 1:
+                label = "all lines"
+            row = _ratio(fit.params[term], fit.bse[term], fit.df_resid)
+            row["n"] = int((df["set"] == term.split("[T.")[1].rstrip("]")).sum())
+            out["sets"].setdefault(label, {})[metric] = row
+    return out
+
+
+def focus_sets(names: list[str], survivors: list[str]) -> str:
+    rows = ["-  # base", GROUP, ",".join(names) + "  # all lines: the group made of 13 factors"]
+    rows += survivors
+    return "\n".join(rows) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("step", choices=["select", "screen", "focus-sets", "focus"])
+    ap.add_argument("path", nargs="?", type=Path)
+    ap.add_argument("--names", type=Path)
+    ap.add_argument("--survivors", default="")
+    ap.add_argument("-o", "--output", type=Path)
+    args = ap.parse_args()
+    names = args.names.read_text().strip().split(",") if args.names else []
+    if args.step == "select":
+        print(",".join(select(args.path, args.output)))
+    elif args.step == "screen":
+        print(json.dumps(screen(args.path, names), indent=1))
+    elif args.step == "focus-sets":
+        args.output.write_text(focus_sets(names, [s for s in args.survivors.split(",") if s]))
+    else:
+        print(json.dumps(focus(args.path, names), indent=1))
+
+
+if __name__ == "__main__":
+    main()
