@@ -219,10 +219,14 @@ def metg(
     if b.crossed:
         assert b.above is not None and b.below is not None
         a, z = b.above, b.below
+        point = _crossing(gran, eff, threshold, a, z)
+        # the interval spans where the mean curve and both bound curves cross; granularity
+        # need not fall with task size under noise, so it is sorted, not assumed ordered
+        ends = [point, *(_crossing(gran, c, threshold, a, z) for c in (hi_curve, lo_curve))]
         out.update(
-            metg_us=_crossing(gran, eff, threshold, a, z),
-            ci_low=_crossing(gran, hi_curve, threshold, a, z),  # optimistic -> smaller
-            ci_high=_crossing(gran, lo_curve, threshold, a, z),
+            metg_us=point,
+            ci_low=min(ends),
+            ci_high=max(ends),
             status="crossing",
             bracket_us=[float(curve["task_us"][a]), float(curve["task_us"][z])],
         )
