@@ -32,12 +32,17 @@ TARGET_CLASSES: dict[str, tuple[str, ...]] = {
 ENGINE_SET: dict[str, dict[str, tuple[str, ...]]] = {
     "parsl-htex": {
         "HighThroughputExecutor": (
-            "label", "address", "provider", "max_workers_per_node", "max_workers", "encrypted",
+            "label",
+            "address",
+            "provider",
+            "max_workers_per_node",
+            "max_workers",
+            "encrypted",
         ),
         "LocalProvider": ("init_blocks", "min_blocks", "max_blocks"),
         "Config": ("executors", "strategy"),
     },
-}  # fmt: skip
+}
 #: ``--opt`` keys that are the class's keyword of another name.
 OPT_KEYWORDS = {"workers": "max_workers_per_node", "blocks": "init_blocks"}
 
@@ -90,8 +95,14 @@ class DefaultChange:
 
     def transform(self, package: str) -> dict[str, Any]:
         """The ``set_default`` transform that puts A's default back in B."""
-        return {"package": package, "op": "set_default", "module": self.module,
-                "function": self.function, "name": self.name, "expr": self.a}  # fmt: skip
+        return {
+            "package": package,
+            "op": "set_default",
+            "module": self.module,
+            "function": self.function,
+            "name": self.name,
+            "expr": self.a,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "factor": self.factor}

@@ -23,10 +23,11 @@ import ast
 import copy
 import fnmatch
 import re
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from perflab.factors.transforms import _replace_exprs, shift
 
 #: Modules on Parsl's measured path (executor, interchange, worker pool, data flow kernel,
 #: the job and serialisation layers they call on every task).
@@ -66,13 +67,29 @@ class Unit:
 
     def transforms(self, package: str) -> list[dict[str, Any]]:
         if self.kind == "constant":
-            out = [{"package": package, "op": "set_constant", "module": self.module,
-                    "name": self.qualname, "expr": self.a_text}]  # fmt: skip
+            out = [
+                {
+                    "package": package,
+                    "op": "set_constant",
+                    "module": self.module,
+                    "name": self.qualname,
+                    "expr": self.a_text,
+                }
+            ]
         else:
-            out = [{"package": package, "op": "replace_function", "module": self.module,
-                    "function": self.qualname, "value": self.a_text}]  # fmt: skip
-        out += [{"package": package, "op": "add_statement", "module": self.module,
-                 "value": s} for s in self.needs]  # fmt: skip
+            out = [
+                {
+                    "package": package,
+                    "op": "replace_function",
+                    "module": self.module,
+                    "function": self.qualname,
+                    "value": self.a_text,
+                }
+            ]
+        out += [
+            {"package": package, "op": "add_statement", "module": self.module, "value": s}
+            for s in self.needs
+        ]
         return out
 
 
@@ -88,8 +105,12 @@ class Group:
         return [t for u in self.units for t in u.transforms(package)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"factor": self.name, "units": [u.key for u in self.units], "why": self.why,
-                "lines": sum(u.lines for u in self.units)}  # fmt: skip
+        return {
+            "factor": self.name,
+            "units": [u.key for u in self.units],
+            "why": self.why,
+            "lines": sum(u.lines for u in self.units),
+        }
 
 
 def modules(pkg_dir: Path, package: str) -> dict[str, Path]:
@@ -164,7 +185,8 @@ def _source(src: str, node: ast.AST) -> str:
     """A def's text with its decorators, dedented."""
     lines = src.splitlines(keepends=True)
     first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])  # type: ignore[attr-defined]
-    return textwrap.dedent("".join(lines[first - 1 : node.end_lineno]))  # type: ignore[attr-defined]
+    text = "".join(lines[first - 1 : node.end_lineno])  # type: ignore[attr-defined]
+    return shift(text, -int(node.col_offset))  # type: ignore[attr-defined]
 
 
 def _size(node: ast.AST | None) -> int:
@@ -195,20 +217,21 @@ def module_units(module: str, src_a: str, src_b: str, keep_defaults: set[str]) -
     names_a = _top_names(ta)
     for name, stmt in names_a.items():
         other = names_b.get(name)
-        if isinstance(stmt, ast.Assign | ast.AnnAssign) and isinstance(other, type(stmt)):
-            if (
-                stmt.value is not None
-                and other.value is not None
-                and (_norm(stmt.value) != _norm(other.value))
-            ):
-                text = ast.get_source_segment(src_a, stmt.value) or ast.unparse(stmt.value)
-                out.append(Unit(module, name, "constant", text, _size(stmt) + _size(other)))
+        if (
+            isinstance(stmt, ast.Assign | ast.AnnAssign)
+            and isinstance(other, type(stmt))
+            and stmt.value is not None
+            and other.value is not None
+            and _norm(stmt.value) != _norm(other.value)
+        ):
+            text = ast.unparse(stmt.value)  # one line: it replaces an expression span
+            out.append(Unit(module, name, "constant", text, _size(stmt) + _size(other)))
     for u in out:  # A's module-level definitions a reverted function names and B lacks
         for name in sorted(u.refs):
-            stmt = names_a.get(name)
-            if name in names_b or stmt is None or isinstance(stmt, ast.FunctionDef):
+            need = names_a.get(name)
+            if name in names_b or need is None or isinstance(need, ast.FunctionDef):
                 continue
-            text = ast.get_source_segment(src_a, stmt) or ast.unparse(stmt)
+            text = ast.get_source_segment(src_a, need) or ast.unparse(need)
             if text not in u.needs:
                 u.needs.append(text)
     return out
@@ -226,8 +249,6 @@ def _with_defaults(text_a: str, text_b: str) -> str:
         new = dflt_b.get(arg.arg)
         if new is not None:
             edits.append((d, new))
-    from perflab.factors.transforms import _replace_exprs
-
     return _replace_exprs(text_a, edits)[0]
 
 
@@ -285,7 +306,7 @@ def group_units(units: list[Unit]) -> list[Group]:
     for u in units:
         members.setdefault(find(u.key), []).append(u)
     out = []
-    for root, us in sorted(members.items()):
+    for _root, us in sorted(members.items()):
         why = "; ".join(r for u in us for r in reasons.get(u.key, []))
         if any(u.kind == "lost" for u in us):
             why = (why + "; " if why else "") + "brings back functions B removed"

@@ -347,8 +347,38 @@ def _check_code(op: str, table: dict[str, Any], where: str) -> None:
         )
 
 
+def string_interior(text: str) -> set[int]:
+    """Line numbers (1-based) inside a multi-line string literal of ``text``: their leading
+    blanks are the string's, so moving code left or right must leave them alone."""
+    import io
+    import tokenize
+
+    out: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.STRING or tok.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+                out.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+def shift(text: str, col: int) -> str:
+    """``text`` moved ``col`` columns right (left if negative), code lines only."""
+    inside = string_interior(text)
+    out = []
+    for i, ln in enumerate(text.splitlines(keepends=True), 1):
+        if i in inside or not ln.strip():
+            out.append(ln)
+        elif col >= 0:
+            out.append(" " * col + ln)
+        else:
+            out.append(ln[min(-col, len(ln) - len(ln.lstrip(" "))) :])
+    return "".join(out)
+
+
 def _indent(text: str, col: int) -> list[str]:
-    return [(" " * col + ln if ln.strip() else ln) for ln in text.splitlines(keepends=True)]
+    return shift(text, col).splitlines(keepends=True)
 
 
 def replace_function(source: str, qualname: str, new: str) -> tuple[str, int]:

@@ -1,0 +1,185 @@
+"""The stages of ``perflab explain`` run in order, each a resumable campaign (see plan.py)."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from perflab.campaign.store import Store
+from perflab.compare.stats import HIGHER_IS_BETTER, decide
+from perflab.explain.estimate import ALL, A, B, focus_estimates, screen_effects
+from perflab.explain.plan import OnStage, Prepared, Setup, prepare, rounds, stage, value
+
+#: Residual degrees of freedom the screen leaves for its error estimate.
+SCREEN_DF = 4
+
+
+def explain(
+    open_store: Callable[[], Store], setup: Setup, on_stage: OnStage | None = None
+) -> dict[str, Any]:
+    """Prepare, then step → screen → focus; the result as plain data (``render.py``). The
+    store is opened only once the input is known good: bad input stores nothing."""
+    t0 = time.monotonic()
+    prep = prepare(setup)
+    store = open_store()
+    assert prep.base_b is not None
+    base = prep.base_b
+    metric = setup.metrics[0]
+    out: dict[str, Any] = {
+        "name": setup.name,
+        "package": setup.package,
+        "a": setup.a,
+        "b": setup.b,
+        "target": base.target,
+        "workload": base.workload,
+        "command": base.command,
+        "metrics": setup.metrics,
+        "alpha": setup.alpha,
+        "threshold": setup.threshold,
+        "catalog": str(prep.catalog),
+        "factors": prep.factors,
+        "defaults": prep.defaults,
+        "groups": prep.groups,
+        "listed": prep.listed,
+        "safety": prep.safety,
+        "stages": {},
+    }
+    cat, every = prep.catalog, ["release_a", *prep.factors]
+    plan = rounds({A: ["release_a"], B: []}, setup.runs, setup.seed)
+    rows = stage(
+        store,
+        f"{setup.name}.0-step",
+        base,
+        cat,
+        every,
+        [s for _, _, s in plan],
+        {"explain": setup.name, "stage": "step"},
+        on_stage,
+    )
+    out["stages"]["step"] = len(rows)
+    step = _step(plan, rows, metric, setup)
+    out["step"] = step
+    if not step["different"]:
+        out["verdict"] = "nothing to explain"
+        return _done(out, store, setup, t0)
+    screen = _screen(store, setup, prep, on_stage)
+    out["screen"] = screen
+    survivors = [f for f, e in screen["effects"].items() if e["p"] < setup.screen_alpha]
+    out["survivors"] = survivors
+    out["focus"] = _focus(store, setup, prep, survivors, on_stage)
+    claimed = [f for f, e in out["focus"][metric]["factors"].items() if e["claimed"]]
+    out["claimed"] = claimed
+    out["verdict"] = "explained" if claimed else "not explained by any factor"
+    return _done(out, store, setup, t0)
+
+
+def _done(out: dict[str, Any], store: Store, setup: Setup, t0: float) -> dict[str, Any]:
+    names = [c for c in store.campaign_names() if c.startswith(f"{setup.name}.")]
+    out["runs"] = sum(store.counts(c)["done"] for c in names)
+    out["campaigns"] = names
+    out["elapsed_s"] = time.monotonic() - t0
+    return out
+
+
+def _step(
+    plan: list[tuple[str, int, list[str]]], rows: list[Any], metric: str, setup: Setup
+) -> dict[str, Any]:
+    """A vs B paired by round (the compare gate's test, alpha and threshold)."""
+    by: dict[int, dict[str, float]] = {}
+    for (cond, r, _), (_, rec) in zip(plan, rows, strict=True):
+        v = value(rec, metric)
+        if v is not None:
+            by.setdefault(r, {})[cond] = v
+    pairs = [d for d in by.values() if A in d and B in d]
+    if len(pairs) < 2:
+        return {"different": False, "verdict": "too few runs", "n": len(pairs)}
+    d = decide(
+        [p[A] for p in pairs],
+        [p[B] for p in pairs],
+        setup.threshold,
+        setup.alpha,
+        metric in HIGHER_IS_BETTER,
+        paired=True,
+    )
+    return {**d.to_dict(), "different": d.different, "metric": metric}
+
+
+def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None) -> dict[str, Any]:
+    """Plackett–Burman over every factor, replicated, each replicate in its own order."""
+    import numpy as np
+    from pyDOE3 import pbdesign
+
+    factors = prep.factors
+    x = np.asarray(pbdesign(len(factors))) if len(factors) > 1 else np.array([[-1.0], [1.0]])
+    n = len(x)
+    reps = setup.screen_reps or max(1, math.ceil((len(factors) + 1 + SCREEN_DF) / n))
+    rng = random.Random(setup.seed + 1)
+    sets = []
+    for _ in range(reps):
+        for i in rng.sample(range(n), n):
+            sets.append([f for f, on in zip(factors, x[i], strict=True) if on > 0])
+    assert prep.base_b is not None
+    rows = stage(
+        store,
+        f"{setup.name}.1-screen",
+        prep.base_b,
+        prep.catalog,
+        factors,
+        sets,
+        {"explain": setup.name, "stage": "screen", "design": "plackett-burman", "replicates": reps},
+        on_stage,
+    )
+    metric = setup.metrics[0]
+    good = [(s, v) for s, rec in rows if (v := value(rec, metric)) is not None]
+    failed = [s for s, rec in rows if value(rec, metric) is None]
+    effects = (
+        screen_effects(good, factors)
+        if len(good) > len(factors) + 1
+        else {f: {"effect": 0.0, "p": 1.0, "ratio": 1.0} for f in factors}
+    )
+    culprits = sorted(set.intersection(*map(set, failed))) if failed else []
+    for f in culprits:  # on in every failed run: it does not run alone; not carried on
+        effects[f] = {**effects[f], "p": 1.0, "failed": True}
+    return {
+        "runs": len(rows),
+        "replicates": reps,
+        "design_runs": n,
+        "failed": len(failed),
+        "does_not_run": culprits,
+        "effects": effects,
+    }
+
+
+def _focus(
+    store: Store, setup: Setup, prep: Prepared, survivors: list[str], on_stage: OnStage | None
+) -> dict[str, Any]:
+    """A, B, B + each survivor, B + all survivors, in rounds; estimates per metric."""
+    conds: dict[str, list[str]] = {A: ["release_a"], B: []}
+    conds.update({f: [f] for f in survivors})
+    if len(survivors) > 1:
+        conds[ALL] = list(survivors)
+    plan = rounds(conds, setup.runs, setup.seed + 2)
+    assert prep.base_b is not None
+    rows = stage(
+        store,
+        f"{setup.name}.2-focus",
+        prep.base_b,
+        prep.catalog,
+        prep.factors,
+        [s for _, _, s in plan],
+        {"explain": setup.name, "stage": "focus"},
+        on_stage,
+    )
+    out: dict[str, Any] = {"runs": len(rows), "conditions": list(conds)}
+    for metric in setup.metrics:
+        data = [
+            (c, r, v)
+            for (c, r, _), (_, rec) in zip(plan, rows, strict=True)
+            if (v := value(rec, metric)) is not None
+        ]
+        est = focus_estimates(data, survivors, setup.alpha, setup.threshold)
+        out[metric] = est
+    return out

@@ -1,0 +1,137 @@
+"""The statistics of ``explain``: the screen's main effects, and the focus stage's shares.
+
+Everything is fitted on the log of the metric (run-to-run noise is multiplicative), with
+statsmodels OLS. A *share* is on the metric's own scale: the part of the step B − A that
+reverting one change in B takes away, ``(y_B − y_{B+f}) / (y_B − y_A)``; with ``r = y/y_B``
+from the log fit that is ``(1 − r_f) / (1 − r_A)``, and its interval is the delta method's
+on the fit's covariance. Claims (a change explains part of the step) are Holm-corrected over
+every factor the focus stage measured.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+#: The focus stage's condition names: the two releases, and B with every survivor reverted.
+A, B, ALL = "A", "B", "B+all"
+
+
+def screen_effects(
+    rows: list[tuple[list[str], float]], factors: list[str]
+) -> dict[str, dict[str, float]]:
+    """Main effect of reverting each factor (log scale) from a two-level screen: OLS of
+    log(value) on 0/1 indicators; ``p`` two-sided. Runs without a value are left out."""
+    import statsmodels.api as sm
+
+    x = np.array([[1.0 if f in s else 0.0 for f in factors] for s, _ in rows])
+    y = np.log(np.array([v for _, v in rows], float))
+    fit = sm.OLS(y, sm.add_constant(x, has_constant="add")).fit()
+    out = {}
+    for i, f in enumerate(factors):
+        p = float(fit.pvalues[i + 1]) if fit.df_resid > 0 else float("nan")
+        out[f] = {"effect": float(fit.params[i + 1]), "p": p, "ratio": math.exp(fit.params[i + 1])}
+    return out
+
+
+def _fit(rows: list[tuple[str, int, float]]) -> Any:
+    import pandas as pd
+    import statsmodels.formula.api as smf
+
+    df = pd.DataFrame(rows, columns=["cond", "round", "value"])
+    df["y"] = np.log(df["value"])
+    blocks = " + C(round)" if df["round"].nunique() > 1 else ""
+    return smf.ols(f"y ~ C(cond, Treatment('{B}')){blocks}", data=df).fit()
+
+
+def _coef(name: str) -> str:
+    return f"C(cond, Treatment('{B}'))[T.{name}]"
+
+
+def _share(fit: Any, cond: str, conf: float) -> dict[str, float]:
+    """(1 − r_cond) / (1 − r_A) with a delta-method interval."""
+    ka, kc = _coef(A), _coef(cond)
+    ba, bc = float(fit.params[ka]), float(fit.params[kc])
+    cov = fit.cov_params().loc[[kc, ka], [kc, ka]].to_numpy()
+    den = 1 - math.exp(ba)
+    share = (1 - math.exp(bc)) / den
+    grad = np.array([-math.exp(bc) / den, (1 - math.exp(bc)) * math.exp(ba) / den**2])
+    se = float(math.sqrt(max(grad @ cov @ grad, 0.0)))
+    t = float(stats.t.ppf(0.5 + conf / 2, fit.df_resid))
+    return {"share": share, "low": share - t * se, "high": share + t * se, "se": se}
+
+
+def focus_estimates(
+    rows: list[tuple[str, int, float]],
+    factors: list[str],
+    alpha: float = 0.05,
+    threshold: float = 0.05,
+) -> dict[str, Any]:
+    """The step, each factor's share with its interval and Holm-corrected p, and the
+    residual (B with every factor reverted against A) from the focus stage's runs
+    (condition, round, value)."""
+    from statsmodels.stats.multitest import multipletests
+
+    fit = _fit(rows)
+    conf = 1 - alpha
+    t = float(stats.t.ppf(0.5 + conf / 2, fit.df_resid))
+    ka = _coef(A)
+    step_log = -float(fit.params[ka])
+    se_a = float(fit.bse[ka])
+    out: dict[str, Any] = {
+        "df_resid": float(fit.df_resid),
+        "confidence": conf,
+        "step": {
+            "ratio": math.exp(step_log),
+            "low": math.exp(step_log - t * se_a),
+            "high": math.exp(step_log + t * se_a),
+            "p": float(fit.pvalues[ka]),
+        },
+        "factors": {},
+    }
+    ps = [float(fit.pvalues[_coef(f)]) for f in factors]
+    adj = multipletests(ps, method="holm")[1] if factors else []
+    for f, p, pa in zip(factors, ps, adj, strict=True):
+        k = _coef(f)
+        out["factors"][f] = {
+            "ratio": math.exp(float(fit.params[k])),  # B+f / B
+            "p": p,
+            "p_holm": float(pa),
+            "claimed": bool(pa < alpha),
+            **_share(fit, f, conf),
+        }
+    # B with every factor reverted (one factor: that factor's condition) against A
+    every = ALL if ALL in {r[0] for r in rows} else (factors[0] if len(factors) == 1 else None)
+    if every is not None:
+        out["joint"] = _share(fit, every, conf)
+        out["residual"] = residual(fit, every, conf, threshold)
+    return out
+
+
+def residual(fit: Any, cond: str, conf: float, threshold: float) -> dict[str, Any]:
+    """``cond`` against A: the ratio y_cond / y_A with its interval, and "no difference" when
+    that interval lies within ±threshold (equivalence, as the compare gate says it)."""
+    kc, ka = _coef(cond), _coef(A)
+    d = float(fit.params[kc] - fit.params[ka])
+    c = np.zeros(len(fit.params))
+    names = list(fit.params.index)
+    c[names.index(kc)], c[names.index(ka)] = 1.0, -1.0
+    se = float(math.sqrt(c @ fit.cov_params().to_numpy() @ c))
+    t = float(stats.t.ppf(0.5 + conf / 2, fit.df_resid))
+    lo, hi = d - t * se, d + t * se
+    bound = math.log1p(threshold)
+    verdict = (
+        "no difference"
+        if -bound <= lo and hi <= bound
+        else ("residual" if lo > 0 or hi < 0 else "inconclusive")
+    )
+    return {
+        "cond": cond,
+        "ratio": math.exp(d),
+        "low": math.exp(lo),
+        "high": math.exp(hi),
+        "verdict": verdict,
+    }

@@ -1,0 +1,287 @@
+"""``perflab explain``: why release B is slower (or faster) than release A.
+
+1. **Prepare** (nothing is stored): both releases' venvs (a release that does not install is
+   bad input), the configuration defaults that changed (``defaults.py``), the function-level
+   changes of the modules on the measured path (``hunks.py``), each a factor of B; factors
+   whose transformed copy does not import are listed and left out. The factors are written
+   as a catalog beside the store's campaigns.
+2. **Step**: A and B interleaved in rounds; a paired test (the compare gate's). No step
+   beyond the threshold: nothing to explain, no screen.
+3. **Screen**: a Plackett–Burman design over every factor on B, replicated until the main
+   effects have residual degrees of freedom; factors with p < ``screen_alpha`` survive.
+4. **Focus**: A, B, B + each survivor, B + all survivors, in rounds; shares with intervals,
+   Holm-corrected claims, and the residual (``estimate.py``).
+
+Each stage is a campaign ``NAME.K-stage`` in the store: run again after an interruption, it
+measures only what is missing, and a name started with other options is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from perflab.campaign.plan import create_ordered, run_campaign
+from perflab.campaign.store import Store
+from perflab.compare.gate import metric_value
+from perflab.errors import PerflabError
+from perflab.explain import defaults as dflt
+from perflab.explain import hunks
+from perflab.factors.transformed import locate, transformed_tree
+from perflab.factors.transforms import parse_transform
+from perflab.factors.venvs import check_requirement, prepare_environment
+from perflab.files import atomic_write, check_name, home_dir, private_dir
+from perflab.run.spec import RunSpec
+
+#: The engine options that are HTEX keywords perflab may set for safety (docs/security.md).
+SAFETY_OPTIONS = ("encrypted",)
+#: A private network namespace: only this run's processes share its loopback.
+NETNS = ["unshare", "--net", "--map-root-user", "sh", "-c", 'ip link set lo up && exec "$@"', "-"]
+OnStage = Callable[[str, int], None]
+
+
+@dataclass
+class Setup:
+    """What to explain and how hard to look."""
+
+    name: str
+    package: str
+    a: str
+    b: str
+    base: RunSpec
+    metrics: list[str]
+    runs: int = 6
+    screen_reps: int = 0  # 0: the fewest that leave 4 residual degrees of freedom
+    alpha: float = 0.05
+    threshold: float = 0.05
+    screen_alpha: float = 0.1
+    modules: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
+    safety: str = "opt-in"  # opt-in (needs allow_insecure) | netns | keep
+    seed: int = 0
+
+
+@dataclass
+class Prepared:
+    """Factors of B and what was listed instead of measured."""
+
+    catalog: Path
+    factors: list[str]
+    defaults: list[dict[str, Any]]
+    groups: list[dict[str, Any]]
+    listed: list[str] = field(default_factory=list)
+    safety: dict[str, Any] = field(default_factory=dict)
+    base_b: RunSpec | None = None
+
+
+def prepare(setup: Setup) -> Prepared:
+    """Venvs, defaults, source units and the catalog; PerflabError on bad input."""
+    check_name(setup.name, "--name")
+    if setup.a == setup.b:
+        raise PerflabError(f"--from and --to name the same release ({setup.a}): nothing to explain")
+    spec = {
+        v: replace(setup.base, packages=[check_requirement(f"{setup.package}=={v}")])
+        for v in (setup.a, setup.b)
+    }
+    py = {v: str(prepare_environment(s, home_dir("venvs")).python) for v, s in spec.items()}
+    listed: list[str] = []
+    classes = list(setup.classes) or list(dflt.TARGET_CLASSES.get(setup.base.target, ()))
+    changes: list[dflt.DefaultChange] = []
+    if classes:
+        da = dflt.introspect(py[setup.a], classes, f"{setup.package} {setup.a}")
+        db = dflt.introspect(py[setup.b], classes, f"{setup.package} {setup.b}")
+        explicit = dflt.explicit_keywords(setup.base.target, setup.base.engine_options)
+        changes = dflt.changed_defaults(da, db, explicit)
+    else:
+        listed.append("defaults: no configuration classes for this target (--config-class)")
+    base_b, opts_a, safety = _safety(setup, changes, spec[setup.b])
+    dir_a, _ = locate(setup.package, py[setup.a])
+    dir_b, _ = locate(setup.package, py[setup.b])
+    globs = setup.modules or (
+        hunks.PARSL_PATH if setup.package == "parsl" else (f"{setup.package}*",)
+    )
+    keep = {c.function for c in changes if not c.left_out}
+    units, more = hunks.diff_units(dir_a, dir_b, setup.package, tuple(globs), keep)
+    listed += more
+    groups = hunks.group_units(units)
+    groups, broken = _importable(setup.package, dir_b, py[setup.b], groups)
+    listed += [f"{g.name}: does not import alone ({why})" for g, why in broken]
+    tables: dict[str, dict[str, Any]] = {
+        "release_a": {
+            "description": f"{setup.package} {setup.a} (release A)",
+            "category": "environment",
+            "package": {setup.package: setup.a},
+            **({"config": opts_a} if opts_a else {}),
+        }
+    }
+    for c in changes:
+        if c.left_out:
+            listed.append(f"{c.factor}: {c.b} in B, {c.a} in A — {c.left_out}")
+        else:
+            tables[c.factor] = {
+                "description": f"restore A's default {c.name}={c.a}",
+                "category": "safe_config",
+                "transform": [c.transform(setup.package)],
+            }
+    for name, opt in safety.get("factors", {}).items():
+        tables[name] = {
+            "description": f"A's default {opt}",
+            "category": "safe_config",
+            "config": opt,
+        }
+    for g in groups:
+        tables[g.name] = {
+            "description": f"revert {', '.join(u.qualname for u in g.units)}",
+            "category": "source_keep",
+            "transform": g.transforms(setup.package),
+        }
+    folder = private_dir(home_dir("explain") / setup.name)
+    path = folder / "factors.toml"
+    atomic_write(path, to_toml(tables))
+    return Prepared(
+        path,
+        [f for f in tables if f != "release_a"],
+        [c.to_dict() for c in changes],
+        [g.to_dict() for g in groups],
+        listed,
+        safety,
+        base_b,
+    )
+
+
+def _safety(
+    setup: Setup, changes: list[dflt.DefaultChange], spec_b: RunSpec
+) -> tuple[RunSpec, dict[str, Any], dict[str, Any]]:
+    """Both releases as they ship: a safety keyword perflab would set (HTEX ``encrypted``)
+    whose default changed gets each release's own default, run with the documented opt-in
+    (``--allow-insecure``) or in a private network namespace; ``keep`` measures both with
+    perflab's setting and lists the change as not measured."""
+    hidden = [
+        c
+        for c in changes
+        if c.name in SAFETY_OPTIONS and c.left_out and c.name not in setup.base.engine_options
+    ]
+    info: dict[str, Any] = {"mode": setup.safety, "hidden": [c.to_dict() for c in hidden]}
+    if not hidden or setup.safety == "keep":
+        for c in hidden:
+            c.left_out = "perflab's safety setting (--safety keep): both measured with it"
+        return spec_b, {}, info
+    for c in hidden:
+        c.left_out = "measured as shipped: a config factor of its own"
+    opts_a = {c.name: _literal(c.a) for c in hidden}
+    opts_b = {c.name: _literal(c.b) for c in hidden}
+    insecure = any(v is False for v in (*opts_a.values(), *opts_b.values()))
+    if insecure and setup.safety == "opt-in" and not setup.base.allow_insecure:
+        names = ", ".join(f"{k}={v}" for k, v in opts_a.items())
+        raise PerflabError(
+            f"release {setup.a} ships {names}, which perflab would override for safety: pass "
+            "--allow-insecure (the documented opt-in) or --safety netns to measure it as "
+            "shipped, or --safety keep to measure both with perflab's setting"
+        )
+    base_b = replace(spec_b, engine_options={**spec_b.engine_options, **opts_b})
+    if setup.safety == "netns":  # alone on its own loopback: the opt-in is safe there
+        base_b = replace(base_b, wrapper=[*NETNS, *base_b.wrapper], allow_insecure=True)
+    info["factors"] = {f"dflt_{c.name}": {c.name: _literal(c.a)} for c in hidden}
+    return base_b, opts_a, info
+
+
+def _literal(text: str) -> Any:
+    import ast
+
+    return ast.literal_eval(text)
+
+
+def _importable(
+    package: str, pkg_dir: Path, python: str, groups: list[hunks.Group]
+) -> tuple[list[hunks.Group], list[tuple[hunks.Group, str]]]:
+    """Groups whose transformed copy of B imports (all at once first; one by one if not)."""
+
+    def why_not(gs: list[hunks.Group]) -> str:
+        items = [(g.name, parse_transform(t, g.name)) for g in gs for t in g.transforms(package)]
+        try:
+            tree, _ = transformed_tree(package, pkg_dir, "explain", items, home_dir("transformed"))
+        except (PerflabError, SyntaxError) as exc:
+            return str(exc)[:200]
+        mods = sorted({u.module for g in gs for u in g.units})
+        code = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
+        proc = subprocess.run(
+            [python, "-c", code, *mods],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+        )
+        lines = proc.stderr.strip().splitlines()
+        return "" if proc.returncode == 0 else (lines[-1] if lines else f"exit {proc.returncode}")
+
+    if not groups or not why_not(groups):
+        return groups, []
+    ok, bad = [], []
+    for g in groups:
+        why = why_not([g])
+        (bad.append((g, why)) if why else ok.append(g))
+    return ok, bad
+
+
+def to_toml(tables: dict[str, dict[str, Any]]) -> str:
+    """A catalog of ``[factor.NAME]`` tables (strings as JSON strings, which TOML reads)."""
+
+    def val(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, int | float):
+            return repr(v)
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {val(x)}" for k, x in v.items()) + "}"
+
+    out = ["# written by perflab explain: factors of release B (A's defaults, A's functions)"]
+    for name, table in tables.items():
+        out += ["", f"[factor.{name}]", *(f"{k} = {val(v)}" for k, v in table.items())]
+    return "\n".join(out) + "\n"
+
+
+def stage(
+    store: Store,
+    name: str,
+    base: RunSpec,
+    catalog: Path,
+    factors: list[str],
+    sets: list[list[str]],
+    info: dict[str, Any],
+    on_stage: OnStage | None,
+) -> list[tuple[list[str], Any]]:
+    """Create (or resume) the stage's campaign, run what is missing, and return each planned
+    set with its record (None when not run)."""
+    if name in store.campaign_names():
+        if [list(t) for _, t in store.planned(name)] != [sorted(s) for s in sets]:
+            raise PerflabError(f"explain stage {name!r} was started with other options")
+    else:
+        create_ordered(store, name, base, factors, sets, [str(catalog)], info)
+    if on_stage:
+        on_stage(name, len(store.pending(name)))
+    run_campaign(store, name)
+    recs = dict(store.records_by_seq(name))
+    return [(list(t), recs.get(seq)) for seq, t in store.planned(name)]
+
+
+def rounds(conditions: dict[str, list[str]], n: int, seed: int) -> list[tuple[str, int, list[str]]]:
+    """``n`` rounds, each every condition once in a fresh random order."""
+    rng = random.Random(seed)
+    out = []
+    for r in range(n):
+        for c in rng.sample(list(conditions), len(conditions)):
+            out.append((c, r, conditions[c]))
+    return out
+
+
+def value(rec: Any, metric: str) -> float | None:
+    v = metric_value(rec, metric) if rec is not None and rec.status == "ok" else None
+    return v if v is not None and v > 0 else None

@@ -1,0 +1,125 @@
+"""How an explanation reads: the terminal text, Markdown, and an offline HTML page (the step,
+the factors ranked by share, the residual)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from perflab.display import CSP_META
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f} %"
+
+
+def ranked(result: dict[str, Any], metric: str) -> list[tuple[str, dict[str, Any]]]:
+    """The focus stage's factors, claimed first, then by share (largest first)."""
+    est = (result.get("focus") or {}).get(metric) or {}
+    items = list((est.get("factors") or {}).items())
+    return sorted(items, key=lambda kv: (not kv[1]["claimed"], -kv[1]["share"]))
+
+
+def lines(result: dict[str, Any]) -> list[str]:
+    """The explanation as plain text lines (terminal and Markdown share them)."""
+    r = result
+    out = [
+        f"explain {r['package']} {r['a']} → {r['b']} ({r.get('command') or r['target']}"
+        f"{'' if r.get('command') else ', ' + str(r['workload'])})"
+    ]
+    st = r.get("step") or {}
+    if "ratio" in st:
+        out.append(
+            f"step ({st['metric']}): B/A = {st['ratio']:.3f} ({st['confidence']:.0%} CI "
+            f"{st['ci_low']:.3f}–{st['ci_high']:.3f}, p = {st['p_value']:.2g}, "
+            f"{st['n_a']} rounds): {st['verdict']}"
+        )
+    if r["verdict"] == "nothing to explain":
+        out.append(
+            "nothing to explain: the step is within the threshold or its interval covers "
+            f"no change (±{r['threshold']:.0%}); no screen was run"
+        )
+    for metric in r["metrics"] if "focus" in r else []:
+        out += _focus_lines(r, metric)
+    out += _listed(r)
+    out.append(f"{r['runs']} runs in {', '.join(r['campaigns'])}; {r['elapsed_s'] / 60:.1f} min")
+    return out
+
+
+def _focus_lines(r: dict[str, Any], metric: str) -> list[str]:
+    est = r["focus"][metric]
+    s = est["step"]
+    out = [
+        "",
+        f"[{metric}] step B/A = {s['ratio']:.3f} ({est['confidence']:.0%} CI "
+        f"{s['low']:.3f}–{s['high']:.3f}); screen kept {len(r.get('survivors') or [])} of "
+        f"{len(r['factors'])} factors ({r['screen']['runs']} runs)",
+        f"  {'factor':<48} {'share of step':>14} {'interval':>16} {'p (Holm)':>9}  claim",
+    ]
+    for f, e in ranked(r, metric):
+        out.append(
+            f"  {f[:48]:<48} {_pct(e['share']):>14} {_pct(e['low']) + '–' + _pct(e['high']):>16}"
+            f" {e['p_holm']:>9.2g}  {'yes' if e['claimed'] else 'no'}"
+        )
+    if "residual" in est:
+        res, j = est["residual"], est["joint"]
+        out.append(
+            f"  B with every survivor reverted vs A: ratio {res['ratio']:.3f} "
+            f"({res['low']:.3f}–{res['high']:.3f}) → {res['verdict']}; together they explain "
+            f"{_pct(j['share'])} ({_pct(j['low'])}–{_pct(j['high'])})"
+        )
+    return out
+
+
+def _listed(r: dict[str, Any]) -> list[str]:
+    out = []
+    if r.get("listed"):
+        out += ["", "listed, not measured:", *(f"  {x}" for x in r["listed"])]
+    safety = r.get("safety") or {}
+    if safety.get("hidden"):
+        out.append(
+            f"safety settings: mode {safety['mode']} for "
+            + ", ".join(f"{h['name']} ({h['a']} in A, {h['b']} in B)" for h in safety["hidden"])
+        )
+    return out
+
+
+def markdown(result: dict[str, Any]) -> str:
+    return "```\n" + "\n".join(lines(result)) + "\n```\n"
+
+
+def _px(v: float, x0: float = 260, scale: float = 300) -> float:
+    """A share's x position on the page's axis (0 at x0, 1 at x0 + scale; clipped)."""
+    return x0 + scale * max(-0.8, min(1.4, v))
+
+
+def page(result: dict[str, Any]) -> str:
+    """One offline page: the step, the ranked factors with share bars and intervals."""
+    body = [f"<h1>{html.escape(lines(result)[0])}</h1>"]
+    body.append("<pre>" + html.escape("\n".join(lines(result)[1:])) + "</pre>")
+    for metric in result["metrics"] if "focus" in result else []:
+        body.append(
+            f"<h2>{html.escape(metric)}: share of the step</h2><svg width='640' "
+            f"height='{30 + 24 * len(ranked(result, metric))}'>"
+        )
+        x0, scale = 260, 300
+        body.append(f"<line x1='{x0}' x2='{x0}' y1='0' y2='2000' stroke='#999'/>")
+        body.append(
+            f"<line x1='{x0 + scale}' x2='{x0 + scale}' y1='0' y2='2000' "
+            "stroke='#ccc' stroke-dasharray='4'/>"
+        )
+        for i, (f, e) in enumerate(ranked(result, metric)):
+            y = 20 + 24 * i
+
+            colour = "#c0392b" if e["claimed"] else "#7f8c8d"
+            body.append(
+                f"<text x='0' y='{y + 4}' font-size='11'>{html.escape(f[:40])}</text>"
+                f"<line x1='{_px(e['low'])}' x2='{_px(e['high'])}' y1='{y}' y2='{y}' "
+                f"stroke='{colour}' stroke-width='2'/><circle cx='{_px(e['share'])}' cy='{y}' "
+                f"r='4' fill='{colour}'/>"
+            )
+        body.append("</svg>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'>{CSP_META}<title>perflab explain"
+        f"</title></head><body style='font-family:sans-serif'>{''.join(body)}</body></html>"
+    )

@@ -1,0 +1,81 @@
+"""`perflab explain` end to end on two local releases with known costs (black-box command),
+a pair with nothing to explain, and bad input."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import perflab
+
+sys.path.insert(0, str(Path(__file__).parent))
+from toyrelease import COMMAND, NAME, make_wheels  # noqa: E402
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {"PERFLAB_HOME": str(tmp_path / "home"),
+            "PIP_FIND_LINKS": str(make_wheels(tmp_path / "wheels"))}
+
+
+def _explain(tmp_path: Path, a: str, b: str, *extra: str) -> tuple[int, str, str]:
+    proc = perflab(
+        "explain", "--package", NAME, "--from", a, "--to", b, "--command", COMMAND,
+        "--config-class", f"{NAME}.core:Worker", "--store", str(tmp_path / "s.db"), *extra,
+        env=_env(tmp_path), timeout=900,
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _campaigns(tmp_path: Path) -> list[str]:
+    db = tmp_path / "s.db"
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as con:
+        return [r[0] for r in con.execute("SELECT name FROM campaigns")]
+
+
+@pytest.mark.slow
+def test_explain_finds_the_hunk_and_the_default_with_their_shares(tmp_path: Path) -> None:
+    code, out, err = _explain(tmp_path, "1.0", "2.0", "--runs", "6", "--json",
+                              "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    res = json.loads(out)
+    est = res["focus"]["us_per_task"]["factors"]
+    assert set(res["claimed"]) == {"hunk_core_Worker_run", "dflt_Worker_rounds"}, est
+    for factor, share in (("hunk_core_Worker_run", 0.6), ("dflt_Worker_rounds", 0.4)):
+        assert est[factor]["low"] <= share <= est[factor]["high"], (factor, est[factor])
+    # the null changes (label's default, tidy, describe with fmt) are never claimed
+    assert {"dflt_Worker_label", "hunk_core_Worker_tidy", "hunk_core_fmt_g2"} <= set(res["factors"])
+    assert (tmp_path / "out" / "explain.html").is_file()
+    # resumable: a second call measures nothing new
+    code, out2, err = _explain(tmp_path, "1.0", "2.0", "--runs", "6", "--json")
+    assert code == 0, err and json.loads(out2)["runs"] == res["runs"]
+
+
+@pytest.mark.slow
+def test_nothing_to_explain_runs_no_screen(tmp_path: Path) -> None:
+    code, out, err = _explain(tmp_path, "1.0", "1.1", "--runs", "4")
+    assert code == 0, err
+    assert "nothing to explain" in out
+    assert _campaigns(tmp_path) == ["explain-plx_explain_toy-1.0-1.1.0-step"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("a", "b", "extra", "says"),
+    [
+        ("1.0", "1.0", (), "same release"),
+        ("1.0", "9.9", (), "9.9"),
+        ("1.0", "2.0", ("--config-class", f"{NAME}.core:Nope"), "Nope"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_nothing_stored(
+    tmp_path: Path, a: str, b: str, extra: tuple[str, ...], says: str
+) -> None:
+    code, out, err = _explain(tmp_path, a, b, *extra)
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert _campaigns(tmp_path) == [] and not (tmp_path / "s.db").exists()

@@ -1,0 +1,36 @@
+"""Shares with intervals from a focus stage's runs, on data with known truth."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perflab.explain.estimate import ALL, A, B, focus_estimates, screen_effects
+
+
+def _rows(seed: int, sd: float = 0.03) -> list[tuple[str, int, float]]:
+    """A = 50, B = 100; reverting h gives 70 (share 0.6), d gives 80 (0.4), n 100 (0)."""
+    rng = np.random.default_rng(seed)
+    truth = {A: 50.0, B: 100.0, "h": 70.0, "d": 80.0, "n": 100.0, ALL: 50.0}
+    return [(c, r, v * float(np.exp(rng.normal(0, sd)))) for r in range(8) for c, v in truth.items()]
+
+
+def test_shares_cover_the_truth_and_null_is_not_claimed() -> None:
+    est = focus_estimates(_rows(1), ["h", "d", "n"])
+    f = est["factors"]
+    for name, share in (("h", 0.6), ("d", 0.4), ("n", 0.0)):
+        assert f[name]["low"] <= share <= f[name]["high"]
+    assert f["h"]["claimed"] and f["d"]["claimed"] and not f["n"]["claimed"]
+    assert est["residual"]["verdict"] == "no difference"
+    assert 1.9 < est["step"]["ratio"] < 2.1
+
+
+def test_screen_main_effects_from_a_two_level_design() -> None:
+    rng = np.random.default_rng(0)
+    rows = []
+    for _ in range(3):
+        for x in ((0, 0), (0, 1), (1, 0), (1, 1)):
+            on = [f for f, v in zip(("h", "n"), x, strict=True) if v]
+            rows.append((on, 100.0 * (0.7 if x[0] else 1.0) * float(np.exp(rng.normal(0, 0.02)))))
+    eff = screen_effects(rows, ["h", "n"])
+    assert eff["h"]["p"] < 0.01 and abs(eff["h"]["ratio"] - 0.7) < 0.05
+    assert eff["n"]["p"] > 0.01
