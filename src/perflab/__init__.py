@@ -22,6 +22,7 @@ _EXPORTS = {
     "RunSpec": "perflab.run.spec",
     "measure": "perflab.run.measure",
     "measure_repeated": "perflab.run.measure",
+    "report_on": "perflab.api",
 }
 __all__ = [*_EXPORTS, "__version__"]
 

@@ -149,11 +149,11 @@ def test_the_demo_shaped_csv_draws_no_empty_panel_and_no_stray_key(tmp_path: Pat
 def test_the_whole_page_at_1280_px_has_no_horizontal_scroll(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    from perflab.report.html import report_source
+    from perflab.api import report_on
 
     csv = tmp_path / "demo.csv"
     demo_like_frame().to_csv(csv, sep=";", index=False)
-    html = report_source(str(csv), None, tmp_path / "report")
+    html = report_on(str(csv), None, tmp_path / "report")
     with sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]

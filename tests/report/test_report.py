@@ -9,8 +9,8 @@ import pytest
 
 from conftest import CHROMIUM, SCREENSHOTS, open_in_chromium, perflab
 from perflab.analysis import synthetic
+from perflab.api import report_on
 from perflab.report.figures import FIGURES
-from perflab.report.html import report_source
 
 
 def _check(html: Path, tmp_path: Path, name: str) -> dict:
@@ -35,7 +35,7 @@ def test_report_of_a_seed_shaped_csv_in_chromium(tmp_path: Path) -> None:
         csv, sep=";", index=False
     )
     out = tmp_path / "report"
-    html = report_source(str(csv), None, out)
+    html = report_on(str(csv), None, out)
     for name in FIGURES:
         png, svg = out / "figures" / f"{name}.png", out / "figures" / f"{name}.svg"
         assert png.exists() == svg.exists()

@@ -10,6 +10,7 @@ distribution object calls and applies the same conditions around it
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -53,6 +54,23 @@ def t_interval(confidence: float, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> 
         raise ValueError("confidence must be in [0, 1]")
     alpha = np.asarray(confidence)
     return t_ppf((1.0 - alpha) / 2, df, loc, scale), t_ppf((1.0 + alpha) / 2, df, loc, scale)
+
+
+def mean_ci(
+    values: Any, level: float = 0.95, floor: float | None = None
+) -> tuple[float, float | None, float | None]:
+    """Mean and its Student-t interval (None with one value); ``floor`` clips the interval
+    of a quantity that cannot go below it (a time or a rate cannot be negative). perflab's
+    one mean-with-interval: analysis, studies, tune and benches call this."""
+    v = np.asarray(values, float)
+    m = float(v.mean())
+    if len(v) < 2:
+        return m, None, None
+    se = float(v.std(ddof=1)) / math.sqrt(len(v))
+    if se == 0:
+        return m, m, m
+    lo, hi = t_interval(level, len(v) - 1, loc=m, scale=se)
+    return m, float(lo if floor is None else max(lo, floor)), float(hi)
 
 
 def f_sf(x: Any, dfn: Any, dfd: Any) -> Any:

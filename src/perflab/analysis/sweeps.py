@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis import dist
 from perflab.analysis.data import Dataset
+from perflab.analysis.dist import mean_ci
 
 #: Metrics where larger is better; for the others (times) speed-up is base ÷ level.
 HIGHER_BETTER = {"tasks_per_s", "efficiency"}
@@ -52,21 +52,6 @@ def numeric_levels(ds: Dataset) -> dict[str, np.ndarray]:
             level[ds.x[:, j] == 1] = value
         out[name] = level
     return out
-
-
-def mean_ci(
-    values: np.ndarray, floor: float | None = None
-) -> tuple[float, float | None, float | None]:
-    """Mean and Student-t 95% interval (None with one value); ``floor`` clips the interval
-    of a quantity that cannot go below it (a time or a rate cannot be negative)."""
-    m = float(np.mean(values))
-    if len(values) < 2:
-        return m, None, None
-    se = float(np.std(values, ddof=1)) / math.sqrt(len(values))
-    if se == 0:
-        return m, m, m
-    lo, hi = dist.t_interval(0.95, len(values) - 1, loc=m, scale=se)
-    return m, float(lo if floor is None else max(lo, floor)), float(hi)
 
 
 def sweep_section(ds: Dataset, seed: int = 0) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab import files
+from perflab.analysis.dist import mean_ci
 
 TEMPLATE = """
 from parsl.config import Config
@@ -63,15 +64,9 @@ def write_configs(where: Path, partition: str, workers: int) -> dict[str, Path]:
 
 
 def t_interval(values: list[float]) -> tuple[float, float, float]:
-    """Mean and Student-t 95% interval."""
-    from scipy import stats
-
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, math.nan, math.nan
-    half = float(stats.t.ppf(0.975, n - 1)) * float(stats.tstd(values)) / math.sqrt(n)
-    return mean, mean - half, mean + half
+    """Mean and Student-t 95% interval (NaN bounds from one value: JSON-friendly floats)."""
+    mean, lo, hi = mean_ci(values)
+    return mean, math.nan if lo is None else lo, math.nan if hi is None else hi
 
 
 def provider_ab(configs: dict[str, Path], pairs: int, tasks: int, run_root: Path) -> dict[str, Any]:

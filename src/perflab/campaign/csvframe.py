@@ -26,9 +26,8 @@ from pyarrow import csv as pacsv
 
 from perflab.campaign.dataset import ALIASES, frame, read_csv
 from perflab.files import NAME_RE
-from perflab.run.record import DATASET_COLUMNS, METRICS, STATUSES
+from perflab.run.record import DATASET_COLUMNS, INTEGER_METRICS, METRICS, STATUSES
 
-INT_METRICS = ("tasks", "peak_rss_bytes", "ctx_switches", "write_bytes", "log_bytes")
 #: The ISO-8601 forms taken column-wise; anything else goes to the row-by-row parser.
 ISO_RE = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?$"
 TEXT_COLUMNS = ("run_id", "timestamp", "status", "treatments")
@@ -183,7 +182,7 @@ def _metrics(table: pa.Table, n: int) -> dict[str, np.ndarray]:
         given = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False))
         if not np.isfinite(v[given]).all():
             raise _RowByRow  # "nan"/"inf" cells are errors there
-        values[m] = np.trunc(v) if m in INT_METRICS else v
+        values[m] = np.trunc(v) if m in INTEGER_METRICS else v
     return values
 
 

@@ -22,7 +22,14 @@ from perflab.campaign.definition import IMPORTED, CampaignDef
 from perflab.campaign.store import Store
 from perflab.errors import PerflabError
 from perflab.files import NAME_RE, atomic_write, check_name
-from perflab.run.record import DATASET_COLUMNS, METRICS, STATUSES, RunRecord, metric_problem
+from perflab.run.record import (
+    DATASET_COLUMNS,
+    INTEGER_METRICS,
+    METRICS,
+    STATUSES,
+    RunRecord,
+    metric_problem,
+)
 
 #: Header names other tools use for our columns (the seed's CSV among them).
 ALIASES = {
@@ -210,9 +217,7 @@ def read_csv(path: str | Path, campaign: str, metric: str = "us_per_task") -> li
             setattr(
                 rec,
                 m,
-                int(v)
-                if m in ("tasks", "peak_rss_bytes", "ctx_switches", "write_bytes", "log_bytes")
-                else v,
+                int(v) if m in INTEGER_METRICS else v,
             )
         if metric != "us_per_task" and rec.us_per_task is None and metric == "tasks_per_s":
             rec.us_per_task = 1e6 / values[metric] if values.get(metric) else None

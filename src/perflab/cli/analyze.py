@@ -105,9 +105,9 @@ def report_cmd(
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from perflab.analysis import analyze
+    from perflab.api import report_on
     from perflab.campaign.source import load
     from perflab.report.assemble import parse_before_after
-    from perflab.report.html import report_source
     from perflab.report.terminal import print_analysis
 
     chosen = parse_before_after(list(before_after))
@@ -129,5 +129,5 @@ def report_cmd(
         ) as progress,
     ):
         progress.add_task(f"analysing {source} and drawing figures")
-        path = report_source(source, store_path, output, names(without), metric, chosen)
+        path = report_on(source, store_path, output, names(without), metric, chosen)
     click.echo(str(path.resolve()))

@@ -10,26 +10,26 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from perflab.compare.changepoints import ChangePoint, change_points
-from perflab.compare.gate import metric_value
+from perflab.compare.gate import Side, metric_value
 from perflab.compare.stats import location
 from perflab.errors import PerflabError
 from perflab.factors.venvs import check_requirement
 from perflab.run.measure import measure
-from perflab.run.record import RunRecord
 from perflab.run.spec import RunSpec
 
 
 @dataclass
-class Release:
-    version: str
-    spec: RunSpec
-    records: list[RunRecord] = field(default_factory=list)
-    values: list[float] = field(default_factory=list)
+class Release(Side):
+    """One release's side of a history: ``label`` is its version."""
+
+    @property
+    def version(self) -> str:
+        return self.label
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {

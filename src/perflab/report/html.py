@@ -107,18 +107,3 @@ def write_report(
         seconds=time.perf_counter() - t0,
     )
     return atomic_write(out / "report.html", html)
-
-
-def report_source(
-    source: str,
-    store_path: str | None,
-    out_dir: str | Path,
-    without: list[str] | None = None,
-    metric: str = "us_per_task",
-    before_after: list[tuple[str, str | None]] | None = None,
-) -> Path:
-    """Report on a campaign (by name) or a dataset CSV."""
-    from perflab.campaign.source import open_source
-
-    src = open_source(source, store_path, metric)
-    return write_report(src.dataset(metric), src.runs, out_dir, source, without, before_after)

@@ -9,13 +9,13 @@ study resumes where it stopped.
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perflab.analysis.dist import mean_ci
 from perflab.errors import PerflabError
 from perflab.workloads.postprocess_model import POLICIES
 
@@ -156,17 +156,6 @@ def load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in _lines(path)]
 
 
-def t_interval(xs: list[float], level: float = 0.95) -> tuple[float, float | None, float | None]:
-    """Mean and its t interval (no interval from one value)."""
-    from scipy import stats
-
-    m = statistics.fmean(xs)
-    if len(xs) < 2:
-        return m, None, None
-    h = stats.t.ppf((1 + level) / 2, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
-    return m, m - h, m + h
-
-
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (engine, chart, level, policy): measured mean with CI, model mean."""
     base = _base_of(rows)
@@ -180,7 +169,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 groups.setdefault(key, []).append(r)
     out = []
     for (engine, chart, level, policy), rs in sorted(groups.items()):
-        m, lo, hi = t_interval([r["makespan_s"] for r in rs])
+        m, lo, hi = mean_ci([r["makespan_s"] for r in rs])
         models = {
             pol: statistics.fmean(r["model_by_policy"][pol] for r in rs)
             for pol in rs[0]["model_by_policy"]

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import statsmodels.api as sm
-from scipy import stats
+
+from perflab.analysis.dist import mean_ci
 
 
 @dataclass
@@ -63,16 +64,11 @@ def paired_speedup(base: np.ndarray, best: np.ndarray, level: float = 0.95) -> S
     """Ratio of geometric means from runs measured in adjacent (base, best) pairs, with a
     t interval on the pairs' log ratios (pairing cancels slow drift of the machine)."""
     n = min(len(base), len(best))
-    d = np.log(base[:n]) - np.log(best[:n])
-    mean = float(d.mean())
-    if n >= 2:
-        half = float(stats.t.ppf(0.5 + level / 2, n - 1) * d.std(ddof=1) / math.sqrt(n))
-    else:
-        half = math.inf
+    mean, lo, hi = mean_ci(np.log(base[:n]) - np.log(best[:n]), level)
     return SpeedUp(
         ratio=math.exp(mean),
-        ci_low=math.exp(mean - half),
-        ci_high=math.exp(mean + half),
+        ci_low=math.exp(lo) if lo is not None else 0.0,
+        ci_high=math.exp(hi) if hi is not None else math.inf,
         pairs=n,
         base_us=float(np.exp(np.log(base[:n]).mean())),
         best_us=float(np.exp(np.log(best[:n]).mean())),
