@@ -1,4 +1,4 @@
-"""Datasets: a campaign's runs as a DataFrame, and the CSV contract of DESIGN.md section 4.
+"""Datasets: a campaign's runs as a DataFrame, and the dataset CSV contract (docs/contracts.md).
 
 CSV: semicolon-separated, header row, one row per run:
 ``run_id;timestamp;status;us_per_task;...metrics...;treatments;<one 0/1 column per factor>``.
@@ -31,7 +31,7 @@ from perflab.run.record import (
     metric_problem,
 )
 
-#: Header names other tools use for our columns (the seed's CSV among them).
+#: Header names other tools use for our columns (``time``, ``us``, ...), read on import.
 ALIASES = {
     "time": "timestamp",
     "unix_time": "timestamp",

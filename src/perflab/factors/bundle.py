@@ -1,4 +1,4 @@
-"""Start-up treatment for Python's file-system load (the analog of seed 004's sysimage).
+"""Start-up treatment for Python's file-system load (the start-up study's system-image idea).
 
 A *bundle* is one file holding the compiled code of every pure-Python module that importing
 some modules loads (standard library and site-packages alike), and the exact paths of the

@@ -26,7 +26,7 @@ from perflab.factors.levels import is_number, number
 from perflab.files import NAME_RE
 from perflab.run.spec import RunSpec
 
-#: The seed's "nice" order: what a user can change most safely comes first.
+#: The "nice" order: what a user can change most safely comes first.
 CATEGORIES = (
     "environment",
     "safe_config",
@@ -68,7 +68,7 @@ class Factor:
     range: tuple[float, float] | None = None
     conflicts: list[str] = field(default_factory=list)
     requires: list[str] = field(default_factory=list)
-    #: Free labels the analysis and report use (``logging``: the seed's "keep logs" view).
+    #: Free labels the analysis and report use (``logging``: the "keep logs" view).
     tags: list[str] = field(default_factory=list)
     #: Declared ``override = true``: knowingly replaces a factor of the same name.
     override: bool = False
@@ -151,7 +151,7 @@ class Catalog:
         return sorted(n for n, f in self.factors.items() if target is None or f.applies_to(target))
 
     def nice_order(self, target: str | None = None) -> list[Factor]:
-        """The factors (for ``target``) in the seed's "nice" category order, then by name."""
+        """The factors (for ``target``) in the "nice" category order, then by name."""
         return sorted(
             (self.factors[n] for n in self.names(target)),
             key=lambda f: (CATEGORIES.index(f.category), f.name),

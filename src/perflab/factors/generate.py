@@ -1,7 +1,7 @@
 """Catalogs written from the source: one factor per logger call (``factors generate``).
 
-The seed asks whether each of the log lines a grouped factor removes costs the same, or
-whether a few carry the saving: answering it needs one factor per call. A call's factor name
+Does each of the log lines a grouped factor removes cost the same, or do a few carry the
+saving? Answering that needs one factor per call. A call's factor name
 comes from its module, its function and its message, not its line number, so the same call
 keeps its name across releases; it conflicts with the grouped factors that also remove it.
 """

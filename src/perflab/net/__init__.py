@@ -21,7 +21,7 @@ NET_OPTIONS: dict[str, Any] = {"net_rtt_ms": None, "net_mbit": None}
 #: rates from 0.01 Mbit/s to 100 Gbit/s (0 would be no link at all).
 NET_RANGES: dict[str, tuple[float, float]] = {"net_rtt_ms": (0, 10000), "net_mbit": (0.01, 1e5)}
 #: For the engines' generic option check: ``resolve_net`` checks these (numbers may come
-#: as text, e.g. from the seed-001 tables' string options).
+#: as text, e.g. from the job-submission study's string options).
 NET_RULES: dict[str, Opt] = {k: Opt() for k in NET_OPTIONS}
 
 

@@ -158,7 +158,7 @@ def profile(
 
 def project_run(run: dict[str, Any], nodes: int, workers: int, window_s: float) -> dict[str, Any]:
     """The projection of one run: per worker start (task systems), or, for a command with no
-    tasks, the whole tree as one start (seed 004's job start)."""
+    tasks, the whole tree as one start (a job's start)."""
     sc = run["syscalls"]
     if sc["worker_start"]["workers"]:
         per, node, unit = (

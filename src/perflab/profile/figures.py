@@ -79,7 +79,7 @@ def histogram(profiles: dict[str, dict[str, Any]]) -> tuple[ggplot, str] | None:
     )
     caption = (
         "Number of write-family system calls to regular files, by bytes written per call, in "
-        "Darshan's bins. Many calls in the left bins are the seed's tiny-writes pattern."
+        "Darshan's bins. Many calls in the left bins are the many-tiny-writes pattern."
     )
     return p, caption
 

@@ -108,7 +108,7 @@ def io_profile(
 
 
 def findings(p: dict[str, Any]) -> list[str]:
-    """Plain-language findings, like the seed's "many very small writes"."""
+    """Plain-language findings, such as "many very small writes"."""
     out = []
     share, time_share = p["small_share"], p["small_time_share"]
     if share is not None and time_share is not None and share >= 0.5 and time_share >= 0.5:

@@ -1,6 +1,6 @@
 """File-syscall profile: counts per process start and per task, projected to N nodes × W workers.
 
-Seed 004: a start that stats thousands of files is harmless on one node and melts a shared
+A start that stats thousands of files is harmless on one node and melts a shared
 filesystem on a thousand. Each class (stat, open, access, readlink, getdents) is counted per
 process over the whole tree; a *start* is a process's calls from its creation to its first
 task (workers) or to its end; a *task's* calls are a worker's calls inside the task's window.

@@ -1,6 +1,6 @@
 """``balanced``: z3 finds ``runs`` distinct sets where each factor is on about half the time,
 each pair of factors co-occurs about a quarter of the time, and the catalog's conflicts and
-requires hold in every set (the seed's use of z3).
+requires hold in every set.
 
 Pairs that a constraint fixes (conflicting pairs never co-occur; a required factor is on
 whenever its dependant is) are exempt from the pair balance.  When no design exists, z3's

@@ -1,7 +1,7 @@
 """``sequences``: random orderings applied cumulatively, from the empty set to a full set.
 
 Each sequence gives k+1 nested sets, so exact X -> X+{t} pairs exist for every factor and a
-whole path can be read off (the seed's deltas and PCA vectors).  Conflicts are resolved per
+whole path can be read off (exact-pair deltas, PCA path vectors).  Conflicts are resolved per
 sequence by leaving out one factor of each conflicting pair at random; requires are honoured
 by ordering.  The orders are kept in the campaign (``info["sequences"]``).
 """

@@ -1,10 +1,11 @@
 """``sweep``: one or more numeric factors over their levels, from a base set.
 
 ``--factors workers=1..4,cfg_prefetch`` with ``mode=grid`` (the default) runs every
-combination of levels; ``mode=ofat`` (one factor at a time, like seed 002's charts) varies
-each factor alone while the others stay at their base level (``base_levels``, default each
-factor's first level).  ``base=a+b`` adds treatments to every set.  The levels are kept as
-numbers in the campaign (``design_info["sweep"]``); replicates interleave like any design.
+combination of levels; ``mode=ofat`` (one factor at a time, as the post-processing study's
+charts do) varies each factor alone while the others stay at their base level
+(``base_levels``, default each factor's first level).  ``base=a+b`` adds treatments to
+every set.  The levels are kept as numbers in the campaign (``design_info["sweep"]``);
+replicates interleave like any design.
 """
 
 from __future__ import annotations

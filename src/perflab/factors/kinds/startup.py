@@ -2,8 +2,8 @@
 
 ``startup = { bundle = ["module", ...], trim_path = true }``:
 
-* ``bundle``: the modules whose imports are served from one pre-compiled file (seed 004's
-  system image, for Python): built once per interpreter and module list (rebuilt when a
+* ``bundle``: the modules whose imports are served from one pre-compiled file (the start-up
+  study's system-image idea, for Python): built once per interpreter and module list (rebuilt when a
   bundled file changes) under perflab's home, activated by putting its folder first on
   ``PYTHONPATH`` (its ``sitecustomize`` installs the finder), so it reaches every process,
   including Parsl's interchange, pool manager and ``multiprocessing``-spawned workers.

@@ -2,7 +2,7 @@
 
 * ``nice = N`` and ``policy = "batch"|"idle"`` wrap the whole tree (``nice``, ``chrt``);
 * ``cpus = "0-1"`` pins the whole tree (``taskset``);
-* ``affinity = "roles"`` pins each HTEX role to its own cores, the seed's scheme scaled to the
+* ``affinity = "roles"`` pins each HTEX role to its own cores, an 8-thread scheme scaled to the
   cores present (see ``perflab.engines.affinity``).
 """
 
