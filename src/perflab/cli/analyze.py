@@ -100,8 +100,8 @@ def report_cmd(
     wide: bool,
     store_path: str | None,
 ) -> None:
-    """Report on SOURCE (a campaign or a dataset CSV): every figure of the seed write-up in
-    one offline HTML file, or a terminal summary."""
+    """Report on SOURCE (a campaign or a dataset CSV): every figure in one
+    offline HTML file, or a terminal summary."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from perflab.analysis import analyze

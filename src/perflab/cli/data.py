@@ -70,7 +70,7 @@ def _export_deltas(name: str, metric: str, output: str, fmt: str, store_path: st
 @click.option("--metric", default="us_per_task", show_default=True, help="The score column.")
 @store_option
 def import_cmd(csv_file: str, name: str, metric: str, store_path: str | None) -> None:
-    """Import a dataset CSV made elsewhere (the seed's shape too) as a new campaign."""
+    """Import a dataset CSV made elsewhere (other tools' header names too) as a new campaign."""
     from perflab.campaign.dataset import import_csv
     from perflab.campaign.store import Store
 

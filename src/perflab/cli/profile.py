@@ -1,4 +1,4 @@
-"""``perflab profile``: where a run's time, writes and file-system calls go (seeds 003, 004)."""
+"""``perflab profile``: where a run's time, writes and file-system calls go."""
 
 from __future__ import annotations
 

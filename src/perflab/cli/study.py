@@ -155,9 +155,9 @@ def _folder(output: str | None, out: str | None) -> Path:
     type=float,
     default=0.2,
     show_default=True,
-    help="Multiplies the seed's 1 s task and post-process times.",
+    help="Multiplies the original study's 1 s task and post-process times.",
 )
-@click.option("--seed-scale", is_flag=True, help="The seed's own times (1 s base; long).")
+@click.option("--seed-scale", is_flag=True, help="The original study's times (1 s base; long).")
 @click.option("--tasks", type=int, default=100, show_default=True, help="Base max tasks.")
 @click.option("--base-only", is_flag=True, help="Only the base point (both policies).")
 def run_cmd(
@@ -212,7 +212,7 @@ def _text(summary: dict) -> str:
         lines.append(
             f"{g['engine']}: base makespan retrieve-one {g['retrieve_one_s']:.2f} s, "
             f"drain-many {g['drain_many_s']:.2f} s, gain {100 * g['gain']:.1f}% "
-            f"({ci}; model {100 * g['model_gain']:.1f}%; the seed's Coffea run: 20%)"
+            f"({ci}; model {100 * g['model_gain']:.1f}%; the original study's Coffea run: 20%)"
         )
     for engine, charts in summary["gains"].items():
         for chart, series in charts.items():

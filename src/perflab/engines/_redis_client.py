@@ -1,6 +1,6 @@
 """A redis-pubsub client process: ``python -m perflab.engines._redis_client PORT ID SHARDS BYTES``.
 
-Each event is the seed's advert update: ``SET`` an attribute key, then ``PUBLISH`` the change
+Each event is an advert-attribute update: ``SET`` an attribute key, then ``PUBLISH`` the change
 on the key's channel (crc32 of the key modulo the number of shards). It reads ``go N`` lines
 on stdin, sends N events, and answers ``done N`` on stdout; ``ready`` once connected.
 

@@ -1,7 +1,7 @@
-"""The seed's CPU affinity scheme for HTEX roles, scaled to the cores present.
+"""An 8-thread CPU affinity scheme for HTEX roles, scaled to the cores present.
 
-On the seed's 8 hardware threads: workers 0-3 (one each), pool manager 4, interchange 5,
-submit side 6-7.  On n cores, seed thread i maps to core floor(i * n / 8), so each role keeps
+On 8 hardware threads: workers 0-3 (one each), pool manager 4, interchange 5,
+submit side 6-7.  On n cores, thread i of the 8 maps to core floor(i * n / 8), so each role keeps
 its share of the machine (2 cores: workers on 0; manager, interchange, submit side on 1).
 Parsl's workers inherit the pool manager's mask and pin themselves within it, so the manager
 process itself runs on its cores *and* the workers'.

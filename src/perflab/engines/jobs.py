@@ -1,7 +1,7 @@
 """What job engines (``shell``, ``saga``) share: tasks are executables, not callables.
 
 A job engine runs each counted batch itself (``BatchEngine.run_batch``): it submits ``n`` copies
-of the workload's command line and, with ``until=submitted`` (the seed's measure: jobs/s is
+of the workload's command line and, with ``until=submitted`` (jobs/s is then
 the submission rate), the batch ends when the job system has confirmed every submission;
 with ``until=done`` it ends when every job has finished. Jobs still running when the window
 closes are waited for in ``settle()``, outside the window; a job that failed fails the run.

@@ -246,7 +246,7 @@ class Sshd(Server):
             "AllowTcpForwarding no\nAllowStreamLocalForwarding no\nAllowAgentForwarding no\n"
             "X11Forwarding no\nPermitTunnel no\n"
             "PermitRootLogin prohibit-password\nPidFile none\nLogLevel ERROR\n"
-            # the seed's limit is per connection (MaxSessions 10): keep it as Debian has it
+            # the session limit is per connection (MaxSessions 10): keep it as Debian has it
             "MaxStartups 100:30:200\nSubsystem sftp internal-sftp\n"
             # marks every session process as this run's (tests and shutdown find leftovers)
             f"SetEnv {_quoted(f'PERFLAB_SSHD_DIR={d}')}\n",

@@ -1,11 +1,11 @@
-"""``redis-pubsub``: the seed-001 notification experiment (tables 8.x) on a redis-server
-that perflab starts on a loopback port.
+"""``redis-pubsub``: the job-submission study's pub/sub event-rate experiment on a
+redis-server that perflab starts on a loopback port.
 
 One listener (this process) and ``clients`` client processes that keep updating advert
 attributes (``SET`` + ``PUBLISH``, see ``_redis_client``); a task is one event, counted when
-the listener has received it, so tasks/s is the seed's events/s. ``shards=K`` hashes the
-events over K channels with one listener thread (and connection) each: the seed's proposed
-fix for the plateau it traced to the single thread that monitors the channel.
+the listener has received it, so tasks/s is events/s. ``shards=K`` hashes the
+events over K channels with one listener thread (and connection) each: the fix proposed
+for the plateau the original study traced to the one thread that monitors the channel.
 
 The server takes a random per-run password (see ``RedisServer``): the listener and the
 clients authenticate once per connection, so events forged by another local user neither

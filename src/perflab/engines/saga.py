@@ -1,9 +1,9 @@
 """``saga``: radical.saga job services on ``fork://localhost`` or ``ssh://`` to sshds that
-perflab starts on loopback ports (the seed-001 rows 4-9 and its scaling tables).
+perflab starts on loopback ports (the job-submission table's rows 4-9 and its scaling curves).
 
 Options: ``endpoint`` (fork | ssh), ``mode`` (create_job: ``create_job`` + ``run``;
 run_job: ``js.run_job(cmd)``; bulk: one ``Container`` per service, ``container.run()``),
-``services`` (job services, each driven by its own thread, as in the seed's table 7.x),
+``services`` (job services, each driven by its own thread, as in the job-service curve),
 ``endpoints`` (sshd ports standing in for hosts; service i uses endpoint i mod M),
 ``url`` (an explicit job-service URL instead of a started endpoint, e.g. to test an
 unreachable one), ``ssh_share`` (OpenSSH connection sharing: auto | no), ``until``,

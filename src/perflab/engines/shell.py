@@ -1,14 +1,14 @@
-"""``shell``: background jobs of one long-lived shell, the seed-001 floor (rows 1 and 2).
+"""``shell``: background jobs of one long-lived shell, the job-submission table's floor (rows 1, 2).
 
-``mode=raw`` feeds ``/bin/sh`` lines like ``{ CMD; echo D 7 $?; } & echo S 7 $!`` — the
-seed's ``/bin/sleep 1 &`` plus the pid echo that confirms the fork. ``mode=wrapper`` feeds
+``mode=raw`` feeds ``/bin/sh`` lines like ``{ CMD; echo D 7 $?; } & echo S 7 $!`` — a
+plain ``/bin/sleep 1 &`` plus the pid echo that confirms the fork. ``mode=wrapper`` feeds
 perflab's job wrapper (``shell_wrapper.sh``), which keeps each job's pid, state and exit
 code on disk and waits for each job's monitor before taking the next request, as
 radical.saga's shell wrapper does. Requests are streamed without waiting for replies; a
 reader thread matches the replies (``S seq pid``, ``D seq rc``) to the jobs.
 
 ``endpoint=ssh`` pipes the same shell through ssh to an sshd perflab starts on loopback (the
-seed's row 3, "RUN … @ host"), and ``net_rtt_ms``/``net_mbit`` put a delaying relay in front
+table's row 3, "RUN … @ host"), and ``net_rtt_ms``/``net_mbit`` put a delaying relay in front
 of that sshd (``perflab.net``).
 """
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# perflab's job wrapper (the seed-001 row 2 "shell wrapper"): like radical.saga's
+# perflab's job wrapper (the job-submission table's row 2 "shell wrapper"): like radical.saga's
 # shell_wrapper.sh, it keeps each job's state on disk and starts a monitor per job.
 #
 #   stdin:  "RUN <seq> <command>" lines
@@ -7,7 +7,7 @@
 #           "D <seq> <exit code>" when it has finished and its state says so.
 #
 # The wrapper waits for each monitor to report the job's pid (through a fifo in the job's directory) before it
-# reads the next request, so submission is synchronous here, as in the seed.
+# reads the next request, so submission is synchronous here, as in radical.saga's.
 BASE=$1
 mkdir -p "$BASE" || exit 1
 

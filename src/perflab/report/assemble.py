@@ -12,7 +12,7 @@ from perflab.report.context import Context
 from perflab.report.figures import FIGURES, Figure
 from perflab.report.figures.before_after import chosen_figure
 
-#: The catalog tag of the factors the seed's "keep logs" view leaves out.
+#: The catalog tag of the factors the "keep logs" view leaves out.
 LOGGING_TAG = "logging"
 
 

@@ -1,4 +1,4 @@
-"""Seed 001's experiments as perflab runs: the job-submission table, the job-service and
+"""The job-submission study as perflab runs: the job-submission table, the job-service and
 endpoint scaling curves, and the pub/sub event-rate curve with and without channel sharding.
 
 Every point is an ordinary measured run (``measure``), so it has the whole record: jobs/s
@@ -24,12 +24,12 @@ from perflab.run.spec import RunSpec
 
 @dataclass
 class Row:
-    """One line of the seed's table: what ran here, and the seed's own figures for it."""
+    """One line of the table: what ran here, and the original study's figures for it."""
 
     id: str
     label: str
     spec: RunSpec
-    #: the seed's row: (jobs/s, real s, sys s, user s, utilisation %), for 1,000 jobs
+    #: the original study's row: (jobs/s, real s, sys s, user s, utilisation %), for 1,000 jobs
     seed: tuple[float, float, float, float, float] | None
     records: list[RunRecord] = field(default_factory=list)
 
@@ -45,7 +45,7 @@ SEED_ROWS: dict[str, tuple[float, float, float, float, float]] = {
     "4": (57.8, 17.3, 8.1, 0.8, 51.2),
     "5": (56.8, 17.6, 8.2, 0.8, 51.3),
     "6": (56.8, 17.6, 8.2, 0.8, 50.7),
-    # the seed's bulk row ran against a remote host (200 ms away); here it is localhost
+    # the original bulk row ran against a remote host (200 ms away); here it is localhost
     "9": (23.4, 42.8, 6.2, 0.7, 16.2),
 }
 SEED_COLUMNS = ("jobs_per_s", "real_s", "sys_s", "user_s", "util_pct")
@@ -84,7 +84,7 @@ TABLE = (
 def table_rows(
     shell_jobs: int = 500, saga_jobs: int = 40, timeout_s: float = 300.0, patched: bool = True
 ) -> list[Row]:
-    """The seed's rows 1, 2, 4, 5, 6 and 9 (plus ``4p``: row 4 with the flush and fifo
+    """The table's rows 1, 2, 4, 5, 6 and 9 (plus ``4p``: row 4 with the flush and fifo
     patches, and ``9p``: row 9 with the wrapper's fifo race fixed)."""
     rows = []
     for rid, label, target, kind, opts in TABLE:
@@ -125,7 +125,7 @@ def cause(error: str | None) -> str:
 
 
 def seed_utilization(rec: RunRecord) -> float | None:
-    """The seed's utilisation of one run: tree CPU (user + sys) over real time, in % of one
+    """The original study's utilisation: tree CPU (user + sys) over real time, in % of one
     core (perflab's ``utilization`` also divides by the number of cores)."""
     if rec.status != "ok" or not rec.wall_s or rec.cpu_user_s is None or rec.cpu_sys_s is None:
         return None
@@ -133,7 +133,7 @@ def seed_utilization(rec: RunRecord) -> float | None:
 
 
 def table(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """The seed-shaped table: medians over each row's ok runs, beside the seed's figures."""
+    """The table: medians over each row's ok runs, beside the original study's figures."""
     out = []
     for row in rows:
         utils = [u for u in map(seed_utilization, row.records) if u is not None]
@@ -161,7 +161,7 @@ def curve_specs(
     kind: str, levels: Sequence[int], jobs: int, timeout_s: float, **fixed: Any
 ) -> list[tuple[dict[str, Any], RunSpec]]:
     """Points of one scaling curve: ``services`` (saga job services, one thread each),
-    ``endpoints`` (sshd ports, ``per_endpoint`` services each: the seed's tables 7.x0), or
+    ``endpoints`` (sshd ports, ``per_endpoint`` services each), or
     ``clients`` (redis pub/sub publishers, with ``shards``)."""
     points = []
     for level in levels:

@@ -1,5 +1,5 @@
-"""Seed 001's table and curves, rendered: a terminal table beside the seed's figures, and
-the scaling curves as plotnine figures (PNG and SVG)."""
+"""The job-submission table and curves, rendered: a terminal table beside the original
+study's figures, and the scaling curves as plotnine figures (PNG and SVG)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from perflab.plots import save_plot
 
 
 def print_table(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
-    """The seed-shaped table; under each row of ours, the seed's own figures (1,000 jobs,
-    2013 hardware). ``util %`` is the seed's: tree CPU over real time, % of one core."""
+    """The table; under each row of ours, the original study's figures (1,000 jobs, 2013
+    hardware). ``util %`` is tree CPU over real time, in % of one core."""
     console = console or Console(width=max(Console().width, 110))
-    t = Table(title="Seed 001: job submission — here, and the seed's figures beneath")
+    t = Table(title="Job submission — here, and the original study's figures beneath")
     for col in ("id", "type", "", "jobs", "jobs/s", "real (s)", "sys (s)", "user (s)", "util %"):
         t.add_column(col, justify="left" if col in ("type", "") else "right")
     for r in rows:
@@ -31,7 +31,7 @@ def print_table(rows: Sequence[dict[str, Any]], console: Console | None = None) 
         )  # fmt: skip
         if seed:
             t.add_row(
-                "", "", "seed", "1,000", number(seed["jobs_per_s"]), number(seed["real_s"]),
+                "", "", "original", "1,000", number(seed["jobs_per_s"]), number(seed["real_s"]),
                 number(seed["sys_s"]), number(seed["user_s"]), number(seed["util_pct"]),
                 style="dim", end_section=True,
             )  # fmt: skip
@@ -46,7 +46,7 @@ def print_curve(name: str, rows: Sequence[dict[str, Any]], console: Console | No
         k for k in rows[0] if k not in ("target", "rate", "rates", "real_s", "failed", "run_ids")
     ]
     unit = "events/s" if rows[0]["target"] == "redis-pubsub" else "jobs/s"
-    t = Table(title=f"Seed 001 curve: {name}")
+    t = Table(title=f"Job-submission curve: {name}")
     for k in (*keys, unit, "runs", "failed"):
         t.add_column(k, justify="right")
     for r in rows:

@@ -1,4 +1,4 @@
-"""The seed's four charts: sweep each parameter of the postprocess benchmark, both policies.
+"""The post-processing study: sweep each parameter of the postprocess benchmark, both policies.
 
 Every point is a real run (``perflab.run.measure``) of the ``postprocess`` workload; each run
 record carries the SimPy model's prediction from that run's own measured latencies.  Points
@@ -19,7 +19,7 @@ from perflab.analysis.dist import mean_ci
 from perflab.errors import PerflabError
 from perflab.workloads.postprocess_model import POLICIES
 
-#: The seed's base point (max tasks, concurrency, task time, post-process time) at scale 1.
+#: The original base point (max tasks, concurrency, task time, post-process time) at scale 1.
 SEED_BASE = {"tasks": 100, "concurrency": 5, "task_s": 1.0, "pp_s": 1.0}
 #: Each chart's levels, as multiples of the base value.
 LEVELS = {
@@ -63,7 +63,7 @@ def design(
 ) -> list[Point]:
     """Every run of the study: one-at-a-time sweeps around the scaled base point.
 
-    ``scale`` multiplies the seed's times (1.0 is the seed's 1 s base).  Points shared by
+    ``scale`` multiplies the base times (1.0: the original study's 1 s base).  Points shared by
     charts (the base) run once and serve every chart; ``base_only`` keeps only those.
     """
     if scale <= 0 or reps < 1 or tasks < 1:
@@ -299,7 +299,7 @@ def gain_at_base(rows: list[dict[str, Any]], engine: str) -> dict[str, Any] | No
 
 
 def gain_series(rows: list[dict[str, Any]], engine: str) -> dict[str, list[dict[str, Any]]]:
-    """drain-many's gain at every level of every chart (the seed's conclusions, measured)."""
+    """drain-many's gain at every level of every chart (the original conclusions, measured)."""
     base = _base_of(rows)
     out: dict[str, list[dict[str, Any]]] = {}
     for chart in CHARTS:

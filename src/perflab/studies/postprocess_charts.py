@@ -1,4 +1,5 @@
-"""The seed's four charts per engine: measured points with intervals, the model as lines."""
+"""The post-processing study's four charts per engine: measured points with intervals,
+the model as lines."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ XLABEL = {
 
 
 def charts(summary: list[dict[str, Any]], out: Path) -> list[Path]:
-    """The seed's four charts per engine (PNG and SVG): measured mean ± 95% CI, model lines."""
+    """The study's four charts per engine (PNG and SVG): measured mean ± 95% CI, model lines."""
     import pandas as pd
     from plotnine import (
         aes,

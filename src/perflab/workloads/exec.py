@@ -1,5 +1,5 @@
-"""``exec``: any executable as the task, for job engines (shell, saga) — the seed's jobs were
-``/bin/sleep 1`` and ``/bin/date``."""
+"""``exec``: any executable as the task, for job engines (shell, saga) — e.g.
+``/bin/sleep 1`` or ``/bin/date``."""
 
 from __future__ import annotations
 

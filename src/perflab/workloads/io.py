@@ -1,6 +1,6 @@
 """``io``: each task writes ``kib`` KiB to a file, as many tiny unbuffered writes or aggregated.
 
-Seed 003's pattern and its fix: ``chunk`` bytes per ``write`` call straight to the file
+Many tiny writes and their fix: ``chunk`` bytes per ``write`` call straight to the file
 descriptor (no buffer), or, with ``aggregate=1``, the same bytes gathered in memory and written
 in one call. The files go to the run directory (``PERFLAB_RUN_DIR``), one per worker process.
 """

@@ -1,4 +1,4 @@
-"""The seed's post-processing benchmark: the application itself keeps tasks in flight.
+"""The post-processing benchmark: the application itself keeps tasks in flight.
 
 A manager keeps ``concurrency`` tasks in flight, creates a new task as each completes, and
 must post-process every result (a busy loop of ``pp_s`` on the manager, which cannot dispatch
@@ -233,7 +233,7 @@ def costs_from_trace(tr: _Trace, makespan: float, n: int, manager: dict[str, flo
 
 @WORKLOADS.register
 class Postprocess(Workload):
-    """The seed's synthetic benchmark; ``--tasks`` is its ``max tasks``."""
+    """The post-processing benchmark; ``--tasks`` is its ``max tasks``."""
 
     name = "postprocess"
     params = {"concurrency": 0, "task_s": 0.2, "pp_s": 0.2, "policy": "retrieve-one"}

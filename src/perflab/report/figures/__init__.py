@@ -1,5 +1,5 @@
 """Figures: one module per family, each figure a function registered in ``FIGURES`` under
-the seed's file name with ``@figure(name, title)``; modules are discovered, so a new figure
+a file name with ``@figure(name, title)``; modules are discovered, so a new figure
 is one new file.
 
 A figure function takes the report Context and returns a plotnine plot and a caption saying

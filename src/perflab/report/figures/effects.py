@@ -1,5 +1,5 @@
 """Effect bars: each factor's mean effect with its interval, all runs and without the
-logging factors (the seed's 1_means figures)."""
+logging factors (the ``1_means`` figures)."""
 
 from __future__ import annotations
 

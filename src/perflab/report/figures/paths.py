@@ -62,7 +62,7 @@ def _waterfall(ctx: Context, which: str, rate: bool) -> Result:
         "greedily, the best next factor first"
         if which == "greedy"
         else (
-            "by the seed's 'nice' order: environment, safe config, source changes that keep "
+            "by the 'nice' order: environment, safe config, source changes that keep "
             "features, config that disables features, source changes that remove features"
         )
     )

@@ -1,4 +1,4 @@
-"""PCA of path vectors: the seed's biplot and scree plot."""
+"""PCA of path vectors: a biplot and a scree plot."""
 
 from __future__ import annotations
 
