@@ -1,4 +1,4 @@
-"""The run record: the stable contract of DESIGN.md section 4 (one JSON object per run)."""
+"""The run record: a stable contract (docs/contracts.md), one JSON object per run."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def metric_problem(name: str, value: float) -> str | None:
     return None
 
 
-#: The dataset CSV's leading columns (DESIGN.md §4); one 0/1 column per factor follows.
+#: The dataset CSV's leading columns (docs/contracts.md); one 0/1 column per factor follows.
 DATASET_COLUMNS = ["run_id", "timestamp", "status", *METRICS, "treatments"]
 
 
