@@ -3,6 +3,7 @@
     .venv/bin/python bench/campaign_share.py                      # the demo's campaign, this tree
     .venv/bin/python bench/campaign_share.py --rev a3fe873~1      # ... as perflab REV ran it
     .venv/bin/python bench/campaign_share.py --store S --campaign C   # an existing campaign
+    .venv/bin/python bench/campaign_share.py --store S --campaign t1. --prefix   # a tune's runs
 
 The demo's design and settings (scripts/demo: HTEX, noop, 2,000 tasks, six factors,
 ``sequences`` with 4 orders) run in a fresh private home, with the perflab of the working
@@ -46,9 +47,12 @@ def perflab(src: Path, home: Path, *args: str) -> None:
         raise SystemExit(f"perflab {' '.join(args)}: exit {proc.returncode}")
 
 
-def records(store: Path, campaign: str) -> list[dict]:
+def records(store: Path, campaign: str, prefix: bool = False) -> list[dict]:
+    """The campaign's records; with ``prefix``, of every campaign whose name starts with it
+    (a tune's stages are campaigns ``NAME.1-...``, ``NAME.2-...``)."""
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    rows = db.execute("SELECT record FROM runs WHERE campaign=? ORDER BY started_at", (campaign,))
+    where = "substr(campaign, 1, length(?)) = ?" if prefix else "campaign = ? AND ? IS NOT NULL"
+    rows = db.execute(f"SELECT record FROM runs WHERE {where} ORDER BY started_at", (campaign,) * 2)
     return [json.loads(r[0]) for r in rows]
 
 
@@ -73,9 +77,10 @@ def main() -> None:
     ap.add_argument("--rev", help="git revision of perflab to run (default: the working tree)")
     ap.add_argument("--store", help="report an existing store's campaign instead of running")
     ap.add_argument("--campaign", default="demo")
+    ap.add_argument("--prefix", action="store_true", help="every campaign named CAMPAIGN...")
     ns = ap.parse_args()
     if ns.store:
-        report(records(Path(ns.store), ns.campaign))
+        report(records(Path(ns.store), ns.campaign, ns.prefix))
         return
     with tempfile.TemporaryDirectory(prefix="perflab-share-") as tmp:
         home = Path(tmp, "home")

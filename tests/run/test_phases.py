@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +110,47 @@ def test_a_profiled_or_shutdown_measuring_run_shuts_down_cleanly(run_root: str) 
     assert not teardown.fast(spec, Engine(), Measuring())
     assert not teardown.fast(RunSpec(profile=["timeline"]), Engine(), object())
     assert not teardown.fast(spec, object(), object())  # an engine must declare it
+
+
+SPAWNER = """
+import json, multiprocessing as mp, os, time
+ctx = mp.get_context("spawn")
+q = ctx.Queue()  # named semaphores, registered with a resource tracker
+p = ctx.Process(target=time.sleep, args=(600,))
+p.start()
+print(json.dumps([q._rlock._semlock.name, q._sem._semlock.name, p.pid]), flush=True)
+ev, ack = (int(x) for x in os.environ["PERFLAB_EVENT_FDS"].split(","))
+os.write(ev, b"done 0\\n")
+os.read(ack, 1)
+os._exit(0)
+"""
+
+
+def test_killed_tree_leaves_no_process_and_no_named_semaphore(tmp_path: Path) -> None:
+    import json
+    import sys
+
+    from perflab.files import create_private
+    from perflab.run.launch import Supervisor
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(mode=0o700)
+    job = {
+        "argv": [sys.executable, "-c", SPAWNER],
+        "env": dict(os.environ),
+        "run_dir": str(run_dir),
+        "cwd": str(run_dir),
+        "timeout_s": 60,
+        "windows": True,
+        "sample_interval_s": 0.2,
+    }
+    create_private(run_dir / "job.json", json.dumps(job))
+    assert Supervisor(run_dir / "job.json").wait(90) == 0
+    sup = json.loads((run_dir / "supervisor.json").read_text())
+    *names, child = json.loads((run_dir / "stdout.txt").read_text())
+    assert sup["killed"] and sup["returncode"] == 0 and sup["survivors"] == []
+    # the spawned child and the resource tracker were in the tree, and are gone
+    assert len(sup["seen"]) >= 3
+    assert not alive(sup["seen"]) and child in [pid for pid, _ in sup["seen"]]
+    for name in names:  # the tracker unlinked them once the others were dead
+        assert not Path("/dev/shm", "sem." + name.lstrip("/")).exists(), name

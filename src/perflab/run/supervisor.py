@@ -29,6 +29,7 @@ from typing import Any
 import psutil
 
 from perflab.files import atomic_write
+from perflab.run import teardown
 from perflab.run.procscan import Cadence, descendants
 
 #: Names the pipe fds ("event_w,ack_r") on which the child marks its counted windows.
@@ -172,24 +173,6 @@ class Tree:
             except psutil.Error:
                 continue
         return out
-
-    def kill_now(self) -> list[dict[str, Any]]:
-        """SIGKILL every descendant at once, again until none is left (a process may fork
-        while it dies), and reap them; returns those that survived 5 s of it (none)."""
-        end = time.monotonic() + 5.0
-        while time.monotonic() < end:
-            self.reap()
-            alive = self.procs()
-            if not alive:
-                return []
-            for p in alive:
-                try:
-                    p.send_signal(signal.SIGKILL)
-                except psutil.Error:
-                    pass
-            time.sleep(0.005)
-        self.reap()
-        return self.describe(self.procs())
 
     def kill_all(self, grace_s: float) -> list[dict[str, Any]]:
         """SIGTERM every descendant, SIGKILL what is left after ``grace_s``; reap everything.
@@ -347,7 +330,7 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
     outlived: list[dict[str, Any]]
     if w.done is not None and tree.main_status is not None:
         # fast teardown: the child wrote its result and left; end the rest of the tree now
-        outlived, survivors = [], tree.kill_now()
+        outlived, survivors = [], teardown.kill_tree(tree)
     else:
         outlived, survivors = _wind_down(tree)
     # Nothing outlived the run (the usual case): the tree is empty, no need to scan again.

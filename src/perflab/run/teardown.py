@@ -17,13 +17,19 @@ Slurm jobs, must be shut down to release them).
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 from typing import Any
+
+import psutil
 
 from perflab.run.spec import RunSpec
 
 #: The mark a measured process sends the supervisor when its tree may be killed.
 DONE = "done"
+#: Seconds a killed tree's multiprocessing resource trackers get to unlink what it left.
+TRACKER_GRACE_S = 2.0
 
 
 def fast(spec: RunSpec, engine: Any, workload: Any) -> bool:
@@ -41,3 +47,45 @@ def leave(window: Any) -> None:
     sys.stderr.flush()
     window.mark(DONE, 0)
     os._exit(0)
+
+
+def kill_tree(tree: Any) -> list[dict[str, Any]]:
+    """SIGKILL every descendant of the supervisor's ``tree`` at once, again until none is
+    left (a process may fork while it dies), reaping them; returns those that survived 5 s
+    of it (none).
+
+    multiprocessing's resource trackers are spared up to ``TRACKER_GRACE_S``: once every
+    process that registered a named semaphore or shared memory with one is dead, it unlinks
+    them itself and exits (killed with the rest, they would stay in /dev/shm).
+    """
+    trackers: dict[tuple[int, float], bool] = {}
+    now = time.monotonic()
+    end, spare_until = now + 5.0, now + TRACKER_GRACE_S
+    while time.monotonic() < end:
+        tree.reap()
+        alive = tree.procs()
+        if not alive:
+            return []
+        targets = [p for p in alive if not _tracker(p, trackers)]
+        if not targets and time.monotonic() > spare_until:
+            targets = alive
+        for p in targets:
+            try:
+                p.send_signal(signal.SIGKILL)
+            except psutil.Error:
+                pass
+        time.sleep(0.005)
+    tree.reap()
+    survivors: list[dict[str, Any]] = tree.describe(tree.procs())
+    return survivors
+
+
+def _tracker(p: psutil.Process, seen: dict[tuple[int, float], bool]) -> bool:
+    """Whether ``p`` is a multiprocessing resource tracker (cached by pid and start)."""
+    try:
+        key = (p.pid, p.create_time())
+        if key not in seen:
+            seen[key] = "multiprocessing.resource_tracker" in " ".join(p.cmdline())
+        return seen[key]
+    except psutil.Error:
+        return False
