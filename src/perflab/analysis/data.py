@@ -27,7 +27,7 @@ class StudyMeta:
 
     sequences: list[list[str]] = field(default_factory=list)
     categories: dict[str, str] = field(default_factory=dict)
-    #: Category names in the seed's "nice" order (safest first).
+    #: Category names in the "nice" order (safest first).
     category_order: list[str] = field(default_factory=list)
     conflicts: set[tuple[str, str]] = field(default_factory=set)
     #: (a, b): a set containing a must contain b.

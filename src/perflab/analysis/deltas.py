@@ -1,9 +1,9 @@
-"""The seed's deltas: for every factor t, every measured pair of sets X and X+{t}.
+"""Exact-pair deltas: for every factor t, every measured pair of sets X and X+{t}.
 
 Runs are grouped by treatment set (a bitmask) and sets are joined by bit arithmetic and a
 sorted search, never by comparing all pairs of runs.  A row is a pair of *sets*; its
 ``weight`` n_X * n_{X+t} is the number of run pairs it stands for, so the weighted mean of
-``delta`` equals the seed's mean over every pair of runs.
+``delta`` equals the plain mean over every pair of runs.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ DELTAS_COLUMNS = ["factor", "before", "after", "delta"]
 
 
 def run_pairs(ds: Dataset, d: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The seed's deltas frame: one row per pair of *runs* X, X+{t} (the set-level rows of
+    """The deltas frame: one row per pair of *runs* X, X+{t} (the set-level rows of
     ``deltas`` expanded, each standing for ``weight`` run pairs), in the contract's columns:
     factor, before, after, delta (after - before, µs/task), then one boolean per factor,
     whether it was in X (the row's own factor: False, X lacks it).

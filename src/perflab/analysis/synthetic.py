@@ -4,9 +4,9 @@ The truth (µs/task, before noise and drift):
 
 * base 1000;
 * ``f00`` saves 400 and ``f01`` saves 300, but together they save only 450: an either-or
-  pair like the seed's two logging factors (interaction contrast +250);
+  pair like two logging factors (interaction contrast +250);
 * ``f02`` saves 100, whatever else is applied;
-* ``f03`` is state-dependent like the seed's affinity: it saves 100 on a slow run
+* ``f03`` is state-dependent like ``affinity`` (CPU pinning): it saves 100 on a slow run
   (T >= 500 without it) and costs 50 on a fast one;
 * every further factor does nothing (null factors);
 * noise is multiplicative (``noise`` × T, normal), and drift adds ``drift_per_hour`` µs per
@@ -52,7 +52,7 @@ def generate(
 
     Each distinct set is run ``replicates`` times.
     ``design``: ``random`` (each factor on with p=1/2) or ``sequences`` (cumulative random
-    orderings, k+1 nested sets each, as the seed's driver made).
+    orderings, k+1 nested sets each, as the ``sequences`` design makes).
     """
     if k < 4:
         raise ValueError("the synthetic truth needs at least 4 factors")
