@@ -12,8 +12,6 @@ part of the wall time and the efficiency interval is narrow).
 from __future__ import annotations
 
 import dataclasses
-import math
-import os
 from typing import Any
 
 import numpy as np
@@ -23,22 +21,12 @@ from perflab.analysis.metg import efficiency_curve, next_level
 from perflab.campaign.extend import _store
 from perflab.campaign.store import Store
 from perflab.zoo.frame import zoo_frame
+from perflab.zoo.suite import MAX_TASKS, METG_WORKLOAD, ZooConfig, _item, metg_tasks, slots_of
 
-#: Most tasks in one METG run (keeps a point at the smallest sizes within a minute).
-MAX_TASKS = 20_000
+__all__ = ["MAX_ROUNDS", "MAX_TASKS", "decide", "metg_tasks", "next_round"]
+
 #: Most rounds of a search (each adds at most one level per engine).
 MAX_ROUNDS = 10
-
-
-def metg_tasks(task_us: float, slots: int, point_s: float, least: int) -> int:
-    """Tasks for one METG point: ideal time ≥ ``point_s`` on ``slots`` cores, at least
-    ``least``, at most ``MAX_TASKS``."""
-    want = math.ceil(point_s * slots * 1e6 / max(task_us, 1e-3))
-    return int(min(MAX_TASKS, max(least, want)))
-
-
-def slots_of(workers: int | None) -> int:
-    return min(workers or os.cpu_count() or 1, os.cpu_count() or 1)
 
 
 def decide(
@@ -59,8 +47,6 @@ def next_round(
 ) -> list[dict[str, Any]]:
     """Plan each engine's next METG level in campaign ``name``; returns the new items
     (empty: every search has stopped; the reasons are stored)."""
-    from perflab.zoo.suite import METG_WORKLOAD, ZooConfig, _item
-
     definition = store.campaign(name)
     cfg = ZooConfig(**definition.design_options)
     info = dict(definition.design_info)

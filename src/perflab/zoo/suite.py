@@ -10,6 +10,8 @@ again resumes).
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -23,7 +25,6 @@ from perflab.errors import PerflabError
 from perflab.files import check_name
 from perflab.run.measure import validate
 from perflab.run.spec import RunSpec
-from perflab.zoo.adaptive import metg_tasks, slots_of
 
 #: Engines of the standard zoo (every engine that expresses dependencies, by default).
 DEFAULT_TARGETS = ("parsl-htex", "parsl-threads", "cf-threads", "cf-processes", "dask")
@@ -38,6 +39,21 @@ DAG_TASK_US = {"chain": 0.0, "fan": 1000.0, "tree": 1000.0, "stencil_1d": 1000.0
 DEFAULT_RECIPES = ("montage", "epigenomics", "blast")
 #: The design name of a zoo campaign (its plan is explicit runs, not treatment sets).
 ZOO_DESIGN = "zoo"
+
+
+#: Most tasks in one METG run (keeps a point at the smallest sizes within a minute).
+MAX_TASKS = 20_000
+
+
+def metg_tasks(task_us: float, slots: int, point_s: float, least: int) -> int:
+    """Tasks for one METG point: ideal time ≥ ``point_s`` on ``slots`` cores, at least
+    ``least``, at most ``MAX_TASKS``."""
+    want = math.ceil(point_s * slots * 1e6 / max(task_us, 1e-3))
+    return int(min(MAX_TASKS, max(least, want)))
+
+
+def slots_of(workers: int | None) -> int:
+    return min(workers or os.cpu_count() or 1, os.cpu_count() or 1)
 
 
 @dataclass
