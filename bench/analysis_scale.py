@@ -36,8 +36,8 @@ from perflab.analysis.bestset import recommend
 from perflab.analysis.claims import Predictor
 from perflab.analysis.data import Dataset
 from perflab.analysis.deltas import deltas, naive_deltas, set_means
-from perflab.analysis.inferred import infer
-from perflab.analysis.search import Values, forbidden_pairs, shapley
+from perflab.analysis.models import infer
+from perflab.analysis.paths import Values, forbidden_pairs, shapley
 from perflab.campaign.csvframe import read_frame
 from perflab.campaign.dataset import frame, read_csv
 from perflab.campaign.source import open_source

@@ -30,8 +30,8 @@ import numpy as np
 import statsmodels.api as sm
 
 from perflab.campaign.designs.fractional import doptimal
+from perflab.tune.final import repair
 from perflab.tune.optuna_search import OptunaSearch
-from perflab.tune.search import repair
 from perflab.tune.stages import Tuner
 from perflab.tune.truths import TRUTHS, Truth
 

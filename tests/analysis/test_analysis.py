@@ -16,8 +16,8 @@ from perflab import PerflabError
 from perflab.analysis import analyze, deltas, from_frame, synthetic
 from perflab.analysis.claims import Predictor
 from perflab.analysis.deltas import naive_deltas
-from perflab.analysis.inferred import infer
-from perflab.analysis.search import Values, shapley
+from perflab.analysis.models import infer
+from perflab.analysis.paths import Values, shapley
 from perflab.analysis.setstats import covariates
 
 

@@ -11,9 +11,9 @@ from statsmodels.stats.multitest import multipletests
 from perflab.analysis import dist
 from perflab.analysis.claims import Predictor, adjust
 from perflab.analysis.data import Dataset
-from perflab.analysis.inference import Columns, Fit, _syrk, fit_sets, model_matrix, solve_gram
+from perflab.analysis.fits import Columns, Fit, _syrk, fit_sets, model_matrix, solve_gram
 from perflab.analysis.noise import noisy_sets, outliers
-from perflab.analysis.search import forbidden_pairs
+from perflab.analysis.paths import forbidden_pairs
 from perflab.analysis.setstats import collapse, keys_of
 
 

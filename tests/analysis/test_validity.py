@@ -15,7 +15,7 @@ import pytest
 from perflab.analysis import analyze, from_frame
 from perflab.analysis.bestset import recommend
 from perflab.analysis.claims import Predictor
-from perflab.analysis.inferred import infer
+from perflab.analysis.models import infer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import validity  # noqa: E402

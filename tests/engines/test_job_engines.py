@@ -92,7 +92,8 @@ def test_saga_fork_with_the_flush_patch_in_force(run_root: str) -> None:
         load_catalogs(),
     )
     # Without saga's 0.1 s wait its bootstrap can race (the wrapper script is run before it
-    # is on disk: "cannot open .../wrapper.sh"); a real cost of the patch, see docs/job-submission.md.
+    # is on disk: "cannot open .../wrapper.sh"); a real cost of the patch (see
+    # docs/job-submission.md).
     for _ in range(3):
         rec = measure(spec)
         if rec.status == "ok" or "wrapper.sh" not in (rec.error or ""):

@@ -16,7 +16,7 @@ import pytest
 from conftest import PARSL_RUNNER_CONFIG, PERFLAB, ROOT, perflab
 from perflab.campaign.designs.base import Constraints
 from perflab.campaign.store import Store
-from perflab.tune.search import repair
+from perflab.tune.final import repair
 from perflab.tune.stages import Tuner
 from perflab.tune.truths import TRUTHS
 

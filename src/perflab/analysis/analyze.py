@@ -1,5 +1,6 @@
-"""``analyze``: everything the seed asked of a dataset, kept as an ``Analysis`` (with its
-set-level inference, for the report) whose ``to_json()`` is the analysis contract (DESIGN.md §4)."""
+"""``analyze``: every question asked of a dataset, kept as an ``Analysis`` (with its
+set-level inference, for the report) whose ``to_json()`` is the analysis JSON contract
+(docs/contracts.md)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from perflab.analysis.claims import Predictor
 from perflab.analysis.data import Dataset
 from perflab.analysis.deltas import deltas
 from perflab.analysis.effects import factor_entries, state_dependence
-from perflab.analysis.inference import Fit, model_matrix, one_blas_thread
-from perflab.analysis.inferred import Inference, coef01, infer, noise_report
+from perflab.analysis.fits import Fit, model_matrix, one_blas_thread
+from perflab.analysis.models import Inference, coef01, infer, noise_report
+from perflab.analysis.paths import Values, category_rank, forbidden_pairs, path, shapley
 from perflab.analysis.pca import pca_of_paths
-from perflab.analysis.search import Values, category_rank, forbidden_pairs, path, shapley
 from perflab.analysis.setstats import covariates
 from perflab.analysis.sweeps import sweep_section
 from perflab.errors import PerflabError
@@ -73,7 +74,7 @@ class Analysis:
 
 
 def restrict(ds: Dataset, without: list[str]) -> Dataset:
-    """Only the runs that have none of ``without`` (the seed's "keep logs" view)."""
+    """Only the runs that have none of ``without`` (the "keep logs" view)."""
     unknown = [f for f in without if f not in ds.factors]
     if unknown:
         raise PerflabError(f"--without: {', '.join(unknown)} not among the factors")
@@ -97,7 +98,7 @@ def analyze(
     seed: int = 0,
     n_boot: int = 1000,
 ) -> Analysis:
-    """Analyse a dataset; see DESIGN.md §4 for the keys of ``to_json()``. ``without``
+    """Analyse a dataset; see docs/contracts.md for the keys of ``to_json()``. ``without``
     restricts to runs without those factors; ``from_set``/``to_set`` set the Shapley
     attribution (default: empty set -> predicted best set); ``order`` adds a user-ordered
     path. ``n_boot`` is accepted for compatibility: no interval is bootstrapped any more (t

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.inference import Fit, model_matrix
+from perflab.analysis.fits import Fit, model_matrix
 from perflab.analysis.setstats import SetStats
 
 FACTOR_ALPHA = 0.05  # Holm, family-wise

@@ -1,6 +1,6 @@
-"""Effects of single factors from exact pairs X, X+{t} (the seed's mean deltas), with
+"""Effects of single factors from exact pairs X, X+{t} (mean deltas), with
 intervals that hold for few pairs, and state dependence (a factor that helps slow sets and
-hurts fast ones, like the seed's ``affinity``).  Model-based effects and interactions are in
+hurts fast ones, like ``affinity``).  Model-based effects and interactions are in
 ``claims``."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 from perflab.analysis import dist
 from perflab.analysis.claims import adjust
 from perflab.analysis.data import Dataset
-from perflab.analysis.search import category
+from perflab.analysis.paths import category
 
 
 def mean_delta_ci(
@@ -67,7 +67,8 @@ def state_dependence(d: pd.DataFrame, factors: list[str]) -> list[dict[str, Any]
 def factor_entries(
     ds: Dataset, claims: dict[str, dict[str, Any]], d: pd.DataFrame
 ) -> dict[str, dict[str, Any]]:
-    """Per factor: the model's corrected claim plus the exact-pair mean delta (DESIGN.md §4)."""
+    """Per factor: the model's corrected claim plus the exact-pair mean delta (keys in
+    docs/contracts.md)."""
     out: dict[str, dict[str, Any]] = {}
     for f, v in claims.items():
         part = d[d["factor"] == f]

@@ -1,8 +1,8 @@
-"""PCA of the seed's path vectors: one per path from the untreated set, each factor's delta
+"""PCA of path vectors: one per path from the untreated set, each factor's delta
 along it.
 
 The paths are a ``sequences`` campaign's own orders where it has them. A dataset without
-them (an imported CSV like the seed's 15,000 runs) gets *reconstructed* paths: chains
+them (e.g. an imported CSV of 15,000 runs) gets *reconstructed* paths: chains
 ∅ = X0 ⊂ X1 ⊂ ... ⊂ Xm of measured sets, each step adding one factor (an exact X -> X+{t}
 pair), followed from ∅ until no measured set extends them. Chains are drawn by random walks
 (each step uniform over the measured one-factor extensions) and deduplicated, so a lattice
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.data import Dataset
-from perflab.analysis.search import Values
+from perflab.analysis.paths import Values
 
 #: Random walks drawn for reconstructed paths (distinct chains kept).
 WALKS = 2000

@@ -2,7 +2,7 @@
 
 Runs are collapsed once into, per distinct set: the run count, the mean and within-set sum of
 squares of the metric (and of its logarithm), and the within-set moments of the run-level
-covariates (drift terms, replicate blocks).  Every fit in :mod:`inference` uses only these,
+covariates (drift terms, replicate blocks).  Every fit in :mod:`fits` uses only these,
 and the covariate adjustment is exact: the within-set (fixed-effect) estimator of a run-level
 covariate needs exactly the centred cross products kept here.
 """

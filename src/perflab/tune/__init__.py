@@ -1,3 +1,3 @@
-"""Best-set search: ``stages`` (the pure screen → focus → confirm algorithm), ``stats`` (its
-tests and measured speed-ups), ``driver`` (stages as resumable campaigns), ``truths``
-(synthetic truths for the bench and tests)."""
+"""Best-set search: ``stages`` (the pure screen → focus → confirm algorithm),
+``speedup`` (measured speed-ups with intervals), ``final`` (the final blocks), ``driver``
+(stages as resumable campaigns), ``truths`` (synthetic truths for the bench and tests)."""

@@ -18,7 +18,7 @@ from perflab.factors.treat import treat
 from perflab.files import atomic_write, check_name, home_dir
 from perflab.run.measure import validate
 from perflab.run.spec import RunSpec
-from perflab.tune.search import REDUCE_MIN
+from perflab.tune.final import REDUCE_MIN
 from perflab.tune.stages import Tuner
 
 #: Called after each stage with (stage name, reason, runs left, best mean so far).

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from perflab.tune.search import Measure, Search, TuneResult, repair
+from perflab.tune.final import Measure, Search, TuneResult, repair
 
 #: Trials asked (and measured) together as one stage.
 BATCH = 10

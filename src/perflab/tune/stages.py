@@ -9,7 +9,7 @@ the data so far. It never measures anything itself: a ``Measure`` callback runs 
 * confirm: the candidate and its one-factor neighbours, interleaved with the base, tested
   (Welch on log times, Holm); move to a significantly better neighbour while the budget lasts;
 * finally the winning set is reduced to what the data support, and blocks of the base and
-  each level's set give the measured speed-ups with their intervals (tune/search.py).
+  each level's set give the measured speed-ups with their intervals (tune/final.py).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 import statsmodels.api as sm
 
 from perflab.campaign.designs.fractional import doptimal
-from perflab.tune.search import Measure, Search, TuneResult, repair, subsets
-from perflab.tune.stats import screen_effects
+from perflab.tune.final import Measure, Search, TuneResult, repair, subsets
+from perflab.tune.speedup import screen_effects
 
 #: How many of the leading factors in play get pairwise terms in the model.
 PAIRED = 6

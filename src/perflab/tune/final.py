@@ -13,7 +13,7 @@ import numpy as np
 
 from perflab.campaign.designs.base import Constraints
 from perflab.tune.reduce import Evidence, level_sets, reduce
-from perflab.tune.stats import SpeedUp, paired_speedup
+from perflab.tune.speedup import SpeedUp, paired_speedup
 
 #: Runs the sets (in the given order) and returns the metric (lower is better) of each.
 Measure = Callable[[list[list[str]], str, str], list[float]]

@@ -23,7 +23,7 @@ def category(ds: Dataset, f: str) -> str:
 
 
 def category_rank(ds: Dataset, f: str) -> int:
-    """Position in the seed's "nice" order (safest first); undescribed factors come last."""
+    """Position in the "nice" order (safest first); undescribed factors come last."""
     order = ds.meta.category_order
     c = category(ds, f)
     return order.index(c) if c in order else len(order)

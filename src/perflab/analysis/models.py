@@ -11,7 +11,7 @@ import numpy as np
 
 from perflab.analysis import dist
 from perflab.analysis.claims import factor_claims, interaction_claims
-from perflab.analysis.inference import (
+from perflab.analysis.fits import (
     INTERCEPT,
     Columns,
     Fit,
@@ -175,7 +175,7 @@ def drift_report(fit: Fit, within: Any, notes: list[str]) -> dict[str, Any]:
 
 
 def coef01(fit: Fit, names: list[str]) -> dict[str, float]:
-    """The fit's coefficients in 0/1 coding (the seed's lm), from the ±1 estimates; columns of
+    """The fit's coefficients in 0/1 coding (as in R's lm), from the ±1 estimates; columns of
     an alias chain take their min-norm share."""
     k = len(names)
     g = dict(zip(fit.names, fit.beta, strict=True))

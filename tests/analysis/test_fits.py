@@ -10,14 +10,14 @@ from scipy import stats as sps
 
 from perflab.analysis.bestset import recommend
 from perflab.analysis.claims import Predictor, allowed, rows_of
-from perflab.analysis.inference import (
+from perflab.analysis.fits import (
     Columns,
     drift_within,
     fit_sets,
     model_matrix,
     solve_gram,
 )
-from perflab.analysis.inferred import infer
+from perflab.analysis.models import infer
 from perflab.analysis.noise import levene, noisy_sets, outliers
 from perflab.analysis.setstats import collapse, covariates
 
