@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,18 +17,38 @@ sys.path.insert(0, str(Path(__file__).parent))
 from toyrelease import COMMAND, NAME, make_wheels  # noqa: E402
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {"PERFLAB_HOME": str(tmp_path / "home"),
-            "PIP_FIND_LINKS": str(make_wheels(tmp_path / "wheels"))}
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One perflab home for the module: each release's venv is built once."""
+    root = tmp_path_factory.mktemp("toy")
+    make_wheels(root / "wheels")
+    return root
 
 
-def _explain(tmp_path: Path, a: str, b: str, *extra: str) -> tuple[int, str, str]:
-    proc = perflab(
-        "explain", "--package", NAME, "--from", a, "--to", b, "--command", COMMAND,
-        "--config-class", f"{NAME}.core:Worker", "--store", str(tmp_path / "s.db"), *extra,
-        env=_env(tmp_path), timeout=900,
-    )
-    return proc.returncode, proc.stdout, proc.stderr
+@pytest.fixture
+def explain(toy: Path, tmp_path: Path) -> Callable[..., tuple[int, str, str]]:
+    def run(a: str, b: str, *extra: str) -> tuple[int, str, str]:
+        proc = perflab(
+            "explain",
+            "--package",
+            NAME,
+            "--from",
+            a,
+            "--to",
+            b,
+            "--command",
+            COMMAND,
+            "--config-class",
+            f"{NAME}.core:Worker",
+            "--store",
+            str(tmp_path / "s.db"),
+            *extra,
+            timeout=900,
+            env={"PERFLAB_HOME": str(toy / "home"), "PIP_FIND_LINKS": str(toy / "wheels")},
+        )
+        return proc.returncode, proc.stdout, proc.stderr
+
+    return run
 
 
 def _campaigns(tmp_path: Path) -> list[str]:
@@ -39,9 +60,10 @@ def _campaigns(tmp_path: Path) -> list[str]:
 
 
 @pytest.mark.slow
-def test_explain_finds_the_hunk_and_the_default_with_their_shares(tmp_path: Path) -> None:
-    code, out, err = _explain(tmp_path, "1.0", "2.0", "--runs", "6", "--json",
-                              "-o", str(tmp_path / "out"))
+def test_explain_finds_the_hunk_and_the_default_with_their_shares(
+    tmp_path: Path, explain: Callable[..., tuple[int, str, str]]
+) -> None:
+    code, out, err = explain("1.0", "2.0", "--runs", "6", "--json", "-o", str(tmp_path / "out"))
     assert code == 0, err
     res = json.loads(out)
     est = res["focus"]["us_per_task"]["factors"]
@@ -52,13 +74,16 @@ def test_explain_finds_the_hunk_and_the_default_with_their_shares(tmp_path: Path
     assert {"dflt_Worker_label", "hunk_core_Worker_tidy", "hunk_core_fmt_g2"} <= set(res["factors"])
     assert (tmp_path / "out" / "explain.html").is_file()
     # resumable: a second call measures nothing new
-    code, out2, err = _explain(tmp_path, "1.0", "2.0", "--runs", "6", "--json")
-    assert code == 0, err and json.loads(out2)["runs"] == res["runs"]
+    code, out2, err = explain("1.0", "2.0", "--runs", "6", "--json")
+    assert code == 0, err
+    assert json.loads(out2)["runs"] == res["runs"]
 
 
 @pytest.mark.slow
-def test_nothing_to_explain_runs_no_screen(tmp_path: Path) -> None:
-    code, out, err = _explain(tmp_path, "1.0", "1.1", "--runs", "4")
+def test_nothing_to_explain_runs_no_screen(
+    tmp_path: Path, explain: Callable[..., tuple[int, str, str]]
+) -> None:
+    code, out, err = explain("1.0", "1.1", "--runs", "4")
     assert code == 0, err
     assert "nothing to explain" in out
     assert _campaigns(tmp_path) == ["explain-plx_explain_toy-1.0-1.1.0-step"]
@@ -74,8 +99,13 @@ def test_nothing_to_explain_runs_no_screen(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_stored(
-    tmp_path: Path, a: str, b: str, extra: tuple[str, ...], says: str
+    tmp_path: Path,
+    explain: Callable[..., tuple[int, str, str]],
+    a: str,
+    b: str,
+    extra: tuple[str, ...],
+    says: str,
 ) -> None:
-    code, out, err = _explain(tmp_path, a, b, *extra)
+    code, out, err = explain(a, b, *extra)
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
     assert _campaigns(tmp_path) == [] and not (tmp_path / "s.db").exists()

@@ -11,7 +11,9 @@ def _rows(seed: int, sd: float = 0.03) -> list[tuple[str, int, float]]:
     """A = 50, B = 100; reverting h gives 70 (share 0.6), d gives 80 (0.4), n 100 (0)."""
     rng = np.random.default_rng(seed)
     truth = {A: 50.0, B: 100.0, "h": 70.0, "d": 80.0, "n": 100.0, ALL: 50.0}
-    return [(c, r, v * float(np.exp(rng.normal(0, sd)))) for r in range(8) for c, v in truth.items()]
+    return [
+        (c, r, v * float(np.exp(rng.normal(0, sd)))) for r in range(8) for c, v in truth.items()
+    ]
 
 
 def test_shares_cover_the_truth_and_null_is_not_claimed() -> None:

@@ -3,8 +3,8 @@
 Release 1.0: ``Worker().run()`` sleeps 30 ms, then ``rounds`` (default 2) steps of 10 ms.
 Release 2.0: ``run`` adds a 30 ms sleep (the costly hunk) and ``rounds`` defaults to 4 (the
 costly default): 50 ms -> 100 ms. Reverting the hunk explains 30/50 = 0.6 of the step, the
-default 20/50 = 0.4. Release 1.1 has only the null changes of 2.0 (nothing to explain). Null changes:
-``label``'s default, ``tidy``'s body, and ``describe``
+default 20/50 = 0.4. Release 1.1 has only the null changes of 2.0 (nothing to explain).
+Null changes: ``label``'s default, ``tidy``'s body, and ``describe``
 with ``fmt`` (whose parameters changed: a group that must be reverted together).
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 NAME = "plx_explain_toy"
 TRUE_SHARES = {"hunk": 0.6, "default": 0.4}
 
-COMMON = '''
+COMMON = """
 def fmt(x{sep_param}):
     return str(x){sep_use}
 
@@ -41,15 +41,30 @@ class Worker:
             self.step()
         self.tidy()
         self.describe()
-'''
+"""
 
 RELEASES = {
-    "1.0": dict(rounds=2, label="a", tidy="sum(range(10))", sep_param="", sep_use="",
-                sep_arg="", extra=""),
-    "1.1": dict(rounds=2, label="b", tidy="sum(range(10)) + 0", sep_param="", sep_use="",
-                sep_arg="", extra=""),
-    "2.0": dict(rounds=4, label="b", tidy="sum(range(10)) + 0", sep_param=", sep='-'",
-                sep_use=" + sep", sep_arg=", '-'", extra="\n        time.sleep(0.03)"),
+    "1.0": dict(
+        rounds=2, label="a", tidy="sum(range(10))", sep_param="", sep_use="", sep_arg="", extra=""
+    ),
+    "1.1": dict(
+        rounds=2,
+        label="b",
+        tidy="sum(range(10)) + 0",
+        sep_param="",
+        sep_use="",
+        sep_arg="",
+        extra="",
+    ),
+    "2.0": dict(
+        rounds=4,
+        label="b",
+        tidy="sum(range(10)) + 0",
+        sep_param=", sep='-'",
+        sep_use=" + sep",
+        sep_arg=", '-'",
+        extra="\n        time.sleep(0.03)",
+    ),
 }
 
 

@@ -9,6 +9,7 @@ visiting every release in a fresh random order, so drift spreads over all releas
 from __future__ import annotations
 
 import random
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -78,8 +79,25 @@ class History:
             "threshold": self.threshold,
             "alpha": self.alpha,
             "releases": [r.summary() for r in self.releases],
-            "change_points": [c.to_dict() for c in self.change_points],
+            "change_points": [
+                {**c.to_dict(), "explain": self.explain_command(c) if c.confirmed else None}
+                for c in self.change_points
+            ],
         }
+
+    def explain_command(self, cp: ChangePoint) -> str:
+        """The ``perflab explain`` command that asks why this change point's step happened
+        (the same benchmark as the history's, on the two releases around it)."""
+        spec = self.releases[0].spec
+        what = (
+            ["--command", shlex.quote(spec.command)]
+            if spec.command
+            else ["--target", spec.target, "--workload", str(spec.workload)]
+        )
+        size = ["--tasks", str(spec.tasks)] if spec.tasks else (
+            ["--time", str(spec.time_s)] if spec.time_s else [])  # fmt: skip
+        return " ".join(["perflab", "explain", "--package", self.package, "--from", cp.before,
+                         "--to", cp.after, *what, *size, "--by", self.metric])  # fmt: skip
 
 
 def release_specs(base: RunSpec, package: str, versions: list[str]) -> list[Release]:

@@ -174,6 +174,8 @@ def change_point_lines(h: History) -> list[str]:
             f"{cp.after} is {d.verdict}, ratio {d.ratio:.3f} [{d.ci_low:.3f}, {d.ci_high:.3f}], "
             f"p = {d.p_value:.2g}"
         )
+        if cp.confirmed:  # the next question: which change inside the step
+            out.append(f"  explain it: {h.explain_command(cp)}")
     return out
 
 

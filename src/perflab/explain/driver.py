@@ -109,11 +109,8 @@ def _step(
 
 def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None) -> dict[str, Any]:
     """Plackett–Burman over every factor, replicated, each replicate in its own order."""
-    import numpy as np
-    from pyDOE3 import pbdesign
-
     factors = prep.factors
-    x = np.asarray(pbdesign(len(factors))) if len(factors) > 1 else np.array([[-1.0], [1.0]])
+    x = _pb(len(factors))
     n = len(x)
     reps = setup.screen_reps or max(1, math.ceil((len(factors) + 1 + SCREEN_DF) / n))
     rng = random.Random(setup.seed + 1)
@@ -151,6 +148,19 @@ def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None
         "does_not_run": culprits,
         "effects": effects,
     }
+
+
+def _pb(k: int) -> Any:
+    """A Plackett–Burman design for ``k`` factors: pyDOE3's for the smallest size it has
+    (N = 2^m, 12·2^m or 20·2^m) at ``k`` or more columns, the first ``k`` kept."""
+    from pyDOE3 import pbdesign
+
+    for cols in range(k, 4 * k + 8):
+        try:
+            return pbdesign(cols)[:, :k]
+        except AssertionError:  # no design of this size: try a wider one
+            continue
+    raise AssertionError(f"no Plackett-Burman design for {k} factors")
 
 
 def _focus(
