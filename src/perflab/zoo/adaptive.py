@@ -27,6 +27,8 @@ __all__ = ["MAX_ROUNDS", "MAX_TASKS", "decide", "metg_tasks", "next_round"]
 
 #: Most rounds of a search (each adds at most one level per engine).
 MAX_ROUNDS = 10
+#: Failed runs at a level that stop the search (it would only plan more of them).
+FAILS_TO_STOP = 3
 
 
 def decide(
@@ -39,7 +41,12 @@ def decide(
     if ok["task_us"].nunique() < 1:
         return None, "no METG run succeeded"
     curve = efficiency_curve(ok, basis)
-    return next_level(curve, threshold, max_ratio, failed_us=failed)
+    level, why = next_level(curve, threshold, max_ratio, failed_us=failed)
+    if level is not None:
+        fails = int(np.isclose(mine[mine["status"] != "ok"]["task_us"], level, rtol=1e-9).sum())
+        if fails >= FAILS_TO_STOP:  # the engine's limit, or a broken setup: not more runs
+            return None, f"{fails} runs at {level:g} µs failed"
+    return level, why
 
 
 def next_round(
