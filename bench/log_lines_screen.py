@@ -125,6 +125,52 @@ def focus(csv: Path, names: list[str]) -> dict[str, Any]:
     return out
 
 
+def figure(screen_json: Path, focus_json: Path | None, names: list[str], out: Path) -> None:
+    """Forest plot: each line's ratio (screen), their sum, and the focus campaign's grouped
+    factor and all-lines set, per metric."""
+    from plotnine import (
+        aes,
+        coord_flip,
+        facet_wrap,
+        geom_errorbar,
+        geom_hline,
+        geom_point,
+        ggplot,
+        labs,
+        theme_bw,
+    )
+
+    sc = json.loads(screen_json.read_text())
+    rows = []
+    for n, per in sc["lines"].items():
+        for m, r in per.items():
+            rows.append({"what": n.removeprefix("log_dflow_dataflowkernel_")[:48], "metric": m,
+                         "kind": "line (screen)", **r})  # fmt: skip
+    for m, r in sc["sum"].items():
+        rows.append({"what": "sum of the 13 lines (screen)", "metric": m, "kind": "sum", **r})
+    if focus_json is not None:
+        fo = json.loads(focus_json.read_text())
+        for label, per in fo["sets"].items():
+            if label in (GROUP, "all lines"):
+                for m, r in per.items():
+                    rows.append({"what": f"{label} (focus)", "metric": m, "kind": "whole", **r})
+    df = pd.DataFrame(rows)
+    df["what"] = pd.Categorical(df["what"], list(dict.fromkeys(df["what"]))[::-1])
+    p = (
+        ggplot(df, aes("what", "ratio", colour="kind"))
+        + geom_hline(yintercept=1.0, linetype="dashed", colour="#888888")
+        + geom_errorbar(aes(ymin="ci_low", ymax="ci_high"), width=0.3)
+        + geom_point(size=2)
+        + coord_flip()
+        + facet_wrap("~metric")
+        + theme_bw()
+        + labs(x="", y="removed / kept (95% CI)",
+               title="Per-line cost of the submit-side logger calls, HTEX noop")
+    )  # fmt: skip
+    for ext in ("png", "svg"):
+        p.save(out.with_suffix(f".{ext}"), width=10, height=6, dpi=120, verbose=False)
+
+
 def focus_sets(names: list[str], survivors: list[str]) -> str:
     rows = ["-  # base", GROUP, ",".join(names) + "  # all lines: the group made of 13 factors"]
     rows += survivors
@@ -133,10 +179,11 @@ def focus_sets(names: list[str], survivors: list[str]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("step", choices=["select", "screen", "focus-sets", "focus"])
+    ap.add_argument("step", choices=["select", "screen", "focus-sets", "focus", "figure"])
     ap.add_argument("path", nargs="?", type=Path)
     ap.add_argument("--names", type=Path)
     ap.add_argument("--survivors", default="")
+    ap.add_argument("--focus-json", type=Path)
     ap.add_argument("-o", "--output", type=Path)
     args = ap.parse_args()
     names = args.names.read_text().strip().split(",") if args.names else []
@@ -144,6 +191,8 @@ def main() -> None:
         print(",".join(select(args.path, args.output)))
     elif args.step == "screen":
         print(json.dumps(screen(args.path, names), indent=1))
+    elif args.step == "figure":
+        figure(args.path, args.focus_json, names, args.output)
     elif args.step == "focus-sets":
         args.output.write_text(focus_sets(names, [s for s in args.survivors.split(",") if s]))
     else:

@@ -41,6 +41,7 @@ from perflab.run.spec import RunSpec
 RELEASES = ["2024.12.2", "2025.12.1", "2026.6.1", "2026.10.26"]
 FACTORS = ["src_submit_biglogs_remove", "src_lazy_logs"]
 METRICS = ("us_per_task", "cpu_us_per_task")
+LABELS = {"us_per_task": "wall time per task", "cpu_us_per_task": "CPU time per task"}
 
 
 def base_spec(release: str, tasks: int) -> RunSpec:
@@ -71,7 +72,10 @@ def applicability(release: str, factor: str, python: str) -> dict[str, Any]:
 
 def paired_ratio(a: list[float], b: list[float]) -> dict[str, float]:
     """Geometric mean of b_i/a_i with a 95 % t-interval on the log ratios."""
-    logs = [math.log(y / x) for x, y in zip(a, b, strict=False)]
+    logs = [math.log(y / x) for x, y in zip(a, b, strict=False) if x > 0 and y > 0]
+    if len(logs) < 2:  # every pair lost (the failures are in the row's causes)
+        return {"ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p": math.nan,
+                "pairs": len(logs)}  # fmt: skip
     m = statistics.fmean(logs)
     se = statistics.stdev(logs) / math.sqrt(len(logs))
     q = float(stats.t.ppf(0.975, len(logs) - 1))
@@ -134,7 +138,7 @@ def figure(rows: list[dict[str, Any]], out: Path) -> None:
     )
 
     flat = [
-        {"release": r["release"], "factor": r["factor"], "metric": m.replace("_", " "),
+        {"release": r["release"], "factor": r["factor"], "metric": LABELS[m],
          "ratio": r[m]["ratio"], "lo": r[m]["ci_low"], "hi": r[m]["ci_high"]}
         for r in rows for m in METRICS
     ]  # fmt: skip
@@ -181,6 +185,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=10)
     ap.add_argument("--tasks", type=int, default=1000)
     ap.add_argument("--check", action="store_true", help="only say what applies where")
+    ap.add_argument("--render", action="store_true", help="table and figure of rows.jsonl")
     ap.add_argument("-o", "--output", type=Path, default=Path("src_factors_releases"))
     args = ap.parse_args()
     releases, factors = args.releases.split(","), args.factors.split(",")
@@ -189,6 +194,17 @@ def main() -> None:
             python = str(base_spec(rel, 10).python)
             for f in factors:
                 print(rel, f, json.dumps(applicability(rel, f, python)), flush=True)
+        return
+    if args.render:  # every row measured into this folder so far, in release order
+        rows = [json.loads(x) for x in (args.output / "rows.jsonl").read_text().splitlines()]
+        # the last measurement of each release x factor (an earlier one cut short by failed
+        # runs stays in rows.jsonl with its causes)
+        last = {(r["release"], r["factor"]): r for r in rows if r["us_per_task"]["pairs"] >= 2}
+        rows = list(last.values())
+        rows.sort(key=lambda r: (releases.index(r["release"]), factors.index(r["factor"])))
+        (args.output / "table.md").write_text(table(rows))
+        figure(rows, args.output)
+        sys.stdout.write(table(rows))
         return
     args.output.mkdir(parents=True, exist_ok=True)
     rows = []
