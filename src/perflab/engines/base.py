@@ -25,16 +25,18 @@ from perflab.tasks import CommandTasks, FuturesLoop, ManagerLoop
 class Engine:
     """A task system under test.
 
-    Subclasses declare ``options`` (name -> default) so that unknown options are refused
-    before a run starts, and ``packages`` whose versions go in each record's env snapshot.
+    Subclasses declare ``options`` (name -> ``Opt``: default, what it accepts, help) so that
+    unknown options and bad values are refused before a run starts, and ``packages`` whose
+    versions go in each record's env snapshot.
     """
 
     name: ClassVar[str] = ""
     packages: ClassVar[tuple[str, ...]] = ()
-    options: ClassVar[dict[str, Any]] = {"workers": None}
-    #: What each option accepts, where its default (often None) does not say (``workers``:
-    #: an integer >= 1 for every engine).
-    option_rules: ClassVar[dict[str, Opt]] = {}
+    options: ClassVar[dict[str, Opt]] = {
+        "workers": Opt(
+            int, lo=1, help="Processes or threads that run tasks (default: one per core)."
+        ),
+    }
     #: How a task can depend on earlier results (see ``perflab.tasks.Executor``); None: it
     #: cannot, and DAG workloads are refused before the run.
     dependencies: ClassVar[str | None] = None
@@ -52,9 +54,7 @@ class Engine:
 
     @classmethod
     def resolve_options(cls, options: dict[str, Any]) -> dict[str, Any]:
-        rules = {"workers": Opt(int, lo=1), **cls.option_rules}
-        check_options(options, cls.options, rules, f"engine {cls.name!r}")
-        merged = {**cls.options, **options}
+        merged = check_options(options, cls.options, f"engine {cls.name!r}")
         if merged.get("workers") is None:
             merged["workers"] = os.cpu_count() or 1
         return merged

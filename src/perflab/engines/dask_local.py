@@ -25,8 +25,10 @@ class DaskEngine(ExecutorEngine):
     packages = ("dask", "distributed")
     #: Dask resolves futures given as arguments (the scheduler orders the graph).
     dependencies = "native"
-    options: ClassVar[dict[str, Any]] = {"workers": None, "threads_per_worker": 1}
-    option_rules: ClassVar[dict[str, Opt]] = {"threads_per_worker": Opt(int, lo=1)}
+    options: ClassVar[dict[str, Opt]] = {
+        **ExecutorEngine.options,
+        "threads_per_worker": Opt(int, lo=1, default=1, help="Threads in each worker process."),
+    }
 
     def start(self) -> None:
         import dask

@@ -9,10 +9,11 @@ closes are waited for in ``settle()``, outside the window; a job that failed fai
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from perflab.engines.base import BatchEngine
 from perflab.errors import PerflabError
+from perflab.options import Opt
 
 UNTIL = ("submitted", "done")
 
@@ -46,6 +47,14 @@ class JobEngine(BatchEngine):
     """Base of engines whose tasks are command lines (see the module docstring)."""
 
     runs_commands = True
+    options: ClassVar[dict[str, Opt]] = {
+        **BatchEngine.options,
+        "until": Opt(
+            own_check=True,
+            default="submitted",
+            help="When a batch ends: submitted (every job confirmed) or done (every job ended).",
+        ),
+    }
 
     @classmethod
     def resolve_options(cls, options: dict[str, Any]) -> dict[str, Any]:

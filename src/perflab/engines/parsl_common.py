@@ -176,6 +176,10 @@ class ParslEngine(ExecutorEngine):
         return True
 
 
+#: The ``initialize_logging`` option of the Parsl engines.
+LOGGING_HELP = "Parsl's initialize_logging (noop: NoopLogging for every component)."
+
+
 def log_config(value: Any) -> Any:
     """``noop`` -> Parsl's NoopLogging for every component; booleans pass through."""
     if value == "noop":

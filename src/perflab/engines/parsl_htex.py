@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 from perflab.engines import ENGINES
 from perflab.engines.affinity import cpu_list, role_cores, worker_affinity
 from perflab.engines.loopback import Relay, free_port
-from perflab.engines.parsl_common import ParslEngine, log_config
+from perflab.engines.parsl_common import LOGGING_HELP, ParslEngine, log_config
 from perflab.errors import PerflabError, insecure_refusal
-from perflab.net import NET_OPTIONS, NET_RULES, net_env, resolve_net, shaped
+from perflab.net import NET_OPTIONS, net_env, resolve_net, shaped
 from perflab.options import Opt
 
 #: HTEX constructor arguments that perflab options map onto (None: keep Parsl's default).
@@ -26,24 +26,18 @@ HTEX_OPTIONS = ("prefetch_capacity", "poll_period", "encrypted", "worker_debug",
 @ENGINES.register
 class HtexEngine(ParslEngine):
     name = "parsl-htex"
-    options: ClassVar[dict[str, Any]] = {
-        "workers": None,
-        "blocks": 1,
-        "initialize_logging": None,
-        "affinity": None,
-        **{k: None for k in HTEX_OPTIONS},
+    options: ClassVar[dict[str, Opt]] = {
+        **ParslEngine.options,
+        "blocks": Opt(int, lo=1, default=1, help="Blocks of workers the provider starts."),
+        "initialize_logging": Opt(choices=(True, False, "noop"), help=LOGGING_HELP),
+        "affinity": Opt(choices=("roles",), help="roles: pin workers, manager and interchange."),
+        # HTEX's own keywords (None: the release's default)
+        "prefetch_capacity": Opt(int, lo=0, help="Tasks a worker pool fetches ahead."),
+        "poll_period": Opt(int, lo=1, help="The pool's and interchange's poll period (ms)."),
+        "encrypted": Opt(bool, help="Encrypt the interchange's traffic (false: --allow-insecure)."),
+        "worker_debug": Opt(bool, help="Workers log at DEBUG."),
+        "cores_per_worker": Opt(float, above=0, help="Cores each worker takes."),
         **NET_OPTIONS,
-    }
-    option_rules: ClassVar[dict[str, Opt]] = {
-        "blocks": Opt(int, lo=1),
-        "initialize_logging": Opt(choices=(True, False, "noop")),
-        "affinity": Opt(choices=("roles",)),
-        "prefetch_capacity": Opt(int, lo=0),
-        "poll_period": Opt(int, lo=1),
-        "encrypted": Opt(bool),
-        "worker_debug": Opt(bool),
-        "cores_per_worker": Opt(float, above=0),
-        **NET_RULES,
     }
 
     @classmethod

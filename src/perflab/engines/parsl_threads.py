@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from perflab.engines import ENGINES
-from perflab.engines.parsl_common import ParslEngine, log_config
+from perflab.engines.parsl_common import LOGGING_HELP, ParslEngine, log_config
 from perflab.options import Opt
 
 
 @ENGINES.register
 class ParslThreadsEngine(ParslEngine):
     name = "parsl-threads"
-    options: ClassVar[dict[str, Any]] = {"workers": None, "initialize_logging": None}
-    option_rules: ClassVar[dict[str, Opt]] = {
-        "initialize_logging": Opt(choices=(True, False, "noop"))
+    options: ClassVar[dict[str, Opt]] = {
+        **ParslEngine.options,
+        "initialize_logging": Opt(choices=(True, False, "noop"), help=LOGGING_HELP),
     }
 
     def build_config(self) -> Any:

@@ -39,10 +39,12 @@ class RedisPubSubEngine(BatchEngine):
 
     name = "redis-pubsub"
     packages = ("redis",)
-    options: ClassVar[dict[str, Any]] = {"clients": 1, "shards": 1, "port": 0, "workers": None}
-
-    #: Checked (with their own messages) in resolve_options, not by the generic rules.
-    option_rules: ClassVar[dict[str, Opt]] = {k: Opt() for k in ["clients", "shards", "port"]}
+    options: ClassVar[dict[str, Opt]] = {
+        **BatchEngine.options,
+        "clients": Opt(own_check=True, default=1, help="Publisher processes."),
+        "shards": Opt(own_check=True, default=1, help="Channels, one listener thread each."),
+        "port": Opt(own_check=True, default=0, help="redis-server's port (0: a free one)."),
+    }
 
     @classmethod
     def resolve_options(cls, options: dict[str, Any]) -> dict[str, Any]:

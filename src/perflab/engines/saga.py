@@ -49,7 +49,7 @@ from perflab.engines.jobs import (
 from perflab.engines.loopback import Relay, Sshd, stop_pids
 from perflab.errors import PerflabError
 from perflab.files import atomic_write
-from perflab.net import NET_OPTIONS, NET_RULES, net_env, resolve_net, shaped
+from perflab.net import NET_OPTIONS, net_env, resolve_net, shaped
 from perflab.options import Opt
 from perflab.tasks import CommandTasks
 
@@ -142,25 +142,27 @@ class SagaEngine(JobEngine):
 
     name = "saga"
     packages = ("radical.saga", "radical.utils")
-    options: ClassVar[dict[str, Any]] = {
-        "endpoint": "fork",
-        "mode": "create_job",
-        "services": 1,
-        "endpoints": 1,
-        "url": "",
-        "ssh_share": "auto",
-        "until": "submitted",
-        "workers": None,
+    options: ClassVar[dict[str, Opt]] = {
+        **JobEngine.options,
+        "endpoint": Opt(
+            own_check=True,
+            default="fork",
+            help="fork (local jobs) or ssh (through loopback sshds).",
+        ),
+        "mode": Opt(own_check=True, default="create_job", help="create_job, run_job or bulk."),
+        "services": Opt(
+            own_check=True, default=1, help="Job services, each driven by its own thread."
+        ),
+        "endpoints": Opt(
+            own_check=True, default=1, help="sshd endpoints perflab starts (endpoint=ssh)."
+        ),
+        "url": Opt(own_check=True, default="", help="A job service URL instead of the endpoint's."),
+        "ssh_share": Opt(
+            own_check=True,
+            default="auto",
+            help="OpenSSH connection sharing: auto or no.",
+        ),
         **NET_OPTIONS,
-    }
-
-    #: Checked (with their own messages) in resolve_options, not by the generic rules.
-    option_rules: ClassVar[dict[str, Opt]] = {
-        **{
-            k: Opt()
-            for k in ["services", "endpoints", "mode", "endpoint", "ssh_share", "url", "until"]
-        },
-        **NET_RULES,
     }
 
     @classmethod

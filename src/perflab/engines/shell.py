@@ -25,7 +25,7 @@ from perflab.engines import ENGINES
 from perflab.engines.jobs import JobEngine, JobFailed, batch_result, check_words, choice
 from perflab.engines.loopback import Relay, Sshd, stop_pids
 from perflab.errors import PerflabError
-from perflab.net import NET_OPTIONS, NET_RULES, net_env, resolve_net, shaped
+from perflab.net import NET_OPTIONS, net_env, resolve_net, shaped
 from perflab.options import Opt
 from perflab.tasks import CommandTasks
 
@@ -39,18 +39,17 @@ class ShellEngine(JobEngine):
     """Jobs as background processes of one shell (raw) or of a state-keeping wrapper."""
 
     name = "shell"
-    options: ClassVar[dict[str, Any]] = {
-        "mode": "raw",
-        "until": "submitted",
-        "endpoint": "local",
-        "workers": None,
+    options: ClassVar[dict[str, Opt]] = {
+        **JobEngine.options,
+        "mode": Opt(
+            own_check=True,
+            default="raw",
+            help="raw: one shell per job; wrapper: one shell that reads jobs as lines.",
+        ),
+        "endpoint": Opt(
+            own_check=True, default="local", help="local, or ssh: the shell behind a loopback sshd."
+        ),
         **NET_OPTIONS,
-    }
-
-    #: Checked (with their own messages) in resolve_options, not by the generic rules.
-    option_rules: ClassVar[dict[str, Opt]] = {
-        **{k: Opt() for k in ["mode", "until", "endpoint"]},
-        **NET_RULES,
     }
 
     @classmethod

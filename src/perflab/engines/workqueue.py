@@ -42,6 +42,7 @@ from perflab.engines import ENGINES
 from perflab.engines.base import ExecutorEngine
 from perflab.errors import PerflabError
 from perflab.files import create_private
+from perflab.options import Opt
 from perflab.tasks import SHELL_FORMS, ManagerLoop
 
 MANAGER = Path(__file__).with_name("_wq_manager.py")
@@ -74,11 +75,13 @@ def check_installed(python: str, worker: str) -> None:
 class WorkQueueEngine(ExecutorEngine):
     name = "workqueue"
     model_kind = "workqueue"
-    options: ClassVar[dict[str, Any]] = {
-        "workers": None,
-        "python": "/usr/bin/python3",
-        "worker_bin": "work_queue_worker",
-        "connect_timeout_s": 30,
+    options: ClassVar[dict[str, Opt]] = {
+        **ExecutorEngine.options,
+        "python": Opt(default="/usr/bin/python3", help="The interpreter Work Queue binds to."),
+        "worker_bin": Opt(default="work_queue_worker", help="The worker executable."),
+        "connect_timeout_s": Opt(
+            float, above=0, default=30, help="How long workers may take to connect (s)."
+        ),
     }
 
     @classmethod

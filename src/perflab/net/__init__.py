@@ -15,14 +15,15 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.options import Opt
 
-#: Engine options that put a network between the workers and their server (None: direct).
-NET_OPTIONS: dict[str, Any] = {"net_rtt_ms": None, "net_mbit": None}
+#: Engine options that put a network between the workers and their server (None: direct);
+#: ``resolve_net`` checks them (numbers may come as text, e.g. from a catalog level).
+NET_OPTIONS: dict[str, Opt] = {
+    "net_rtt_ms": Opt(own_check=True, help="Round trip added by a relay (ms, 0 to 10000)."),
+    "net_mbit": Opt(own_check=True, help="The relay's rate (Mbit/s, 0.01 to 100000)."),
+}
 #: Each option's inclusive range: round trips up to 10 s (a satellite link is ~600 ms);
 #: rates from 0.01 Mbit/s to 100 Gbit/s (0 would be no link at all).
 NET_RANGES: dict[str, tuple[float, float]] = {"net_rtt_ms": (0, 10000), "net_mbit": (0.01, 1e5)}
-#: For the engines' generic option check: ``resolve_net`` checks these (numbers may come
-#: as text, e.g. from the job-submission study's string options).
-NET_RULES: dict[str, Opt] = {k: Opt() for k in NET_OPTIONS}
 
 
 def resolve_net(engine: str, opts: dict[str, Any]) -> dict[str, Any]:

@@ -23,8 +23,13 @@ from perflab.options import Opt
 @DESIGNS.register
 class Balanced(Design):
     name = "balanced"
-    options = {"runs": 0, "tolerance": -1, "timeout_s": 60}
-    option_rules = {"timeout_s": Opt(float, above=0)}
+    options = {
+        "runs": Opt(default=0, help="Sets (0: the multiple of 4 above the factor count)."),
+        "tolerance": Opt(
+            int, default=-1, help="How far each balance may be off (-1: runs / 8, at least 1)."
+        ),
+        "timeout_s": Opt(float, above=0, default=60, help="The solver's time limit (s)."),
+    }
 
     def generate(self, cons: Constraints, rng: np.random.Generator) -> list[list[str]]:
         import z3

@@ -68,16 +68,13 @@ class Constraints:
 
 
 class Design:
-    """Generates treatment sets. ``options`` declares accepted options with defaults."""
+    """Generates treatment sets. ``options`` declares the accepted options (``Opt``)."""
 
     name: ClassVar[str] = ""
-    options: ClassVar[dict[str, Any]] = {}
-    #: What an option accepts where its default does not say (default 4: an integer >= 0).
-    option_rules: ClassVar[dict[str, Opt]] = {}
+    options: ClassVar[dict[str, Opt]] = {}
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
-        check_options(options or {}, self.options, self.option_rules, f"design {self.name!r}")
-        self.opts = {**self.options, **(options or {})}
+        self.opts = check_options(options or {}, self.options, f"design {self.name!r}")
         #: What the design wants remembered for analysis (e.g. the sequences' orders).
         self.info: dict[str, Any] = {}
 

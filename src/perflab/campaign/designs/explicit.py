@@ -10,12 +10,15 @@ import numpy as np
 from perflab.campaign.designs import DESIGNS
 from perflab.campaign.designs.base import Constraints, Design
 from perflab.errors import PerflabError
+from perflab.options import Opt
 
 
 @DESIGNS.register
 class Explicit(Design):
     name = "explicit"
-    options = {"file": ""}
+    options = {
+        "file": Opt(default="", help="A file of sets, one per line (comma-separated; - untreated).")
+    }
 
     def generate(self, cons: Constraints, rng: np.random.Generator) -> list[list[str]]:
         path = Path(str(self.opts["file"]))

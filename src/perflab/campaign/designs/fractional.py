@@ -141,8 +141,13 @@ def doptimal(
 @DESIGNS.register
 class Fractional(Design):
     name = "fractional"
-    options = {"resolution": 4, "runs": 0, "plackett_burman": 0}
-    option_rules = {"resolution": Opt(int, lo=3), "plackett_burman": Opt(choices=(0, 1))}
+    options = {
+        "resolution": Opt(int, lo=3, default=4, help="Resolution of the fraction (3 to 5)."),
+        "runs": Opt(default=0, help="Sets (0: the smallest fraction of that resolution)."),
+        "plackett_burman": Opt(
+            choices=(0, 1), default=0, help="1: a Plackett-Burman screening design instead."
+        ),
+    }
 
     def generate(self, cons: Constraints, rng: np.random.Generator) -> list[list[str]]:
         k = len(cons.factors)

@@ -13,8 +13,10 @@ from perflab.options import Opt
 @DESIGNS.register
 class RandomSets(Design):
     name = "random"
-    options = {"runs": 0, "p": 0.5}
-    option_rules = {"p": Opt(float, above=0, hi=1)}
+    options = {
+        "runs": Opt(default=0, help="Sets to draw (0: 2 (k + 1))."),
+        "p": Opt(float, above=0, hi=1, default=0.5, help="Chance of each factor being on."),
+    }
 
     def generate(self, cons: Constraints, rng: np.random.Generator) -> list[list[str]]:
         k = len(cons.factors)

@@ -19,8 +19,9 @@ from perflab.options import Opt
 @DESIGNS.register
 class Sequences(Design):
     name = "sequences"
-    options = {"sequences": 4}
-    option_rules = {"sequences": Opt(int, lo=1)}
+    options = {
+        "sequences": Opt(int, lo=1, default=4, help="Random orders of adding the factors."),
+    }
 
     def generate(self, cons: Constraints, rng: np.random.Generator) -> list[list[str]]:
         n = int(self.opts["sequences"])

@@ -20,6 +20,7 @@ from perflab.campaign.designs.base import Constraints, Design, keep_valid
 from perflab.errors import PerflabError
 from perflab.factors.catalog import Catalog
 from perflab.factors.levels import number, sweep_levels
+from perflab.options import Opt
 
 MODES = ("grid", "ofat")
 MAX_GRID_FACTORS = 3
@@ -28,7 +29,17 @@ MAX_GRID_FACTORS = 3
 @DESIGNS.register
 class Sweep(Design):
     name = "sweep"
-    options = {"mode": "grid", "base": "", "base_levels": ""}
+    options = {
+        "mode": Opt(
+            choices=MODES,
+            default="grid",
+            help="grid: every combination; ofat: one factor at a time.",
+        ),
+        "base": Opt(default="", help="Treatments in every set, joined by + (e.g. a+b)."),
+        "base_levels": Opt(
+            default="", help="ofat: each factor's level when not varied, e.g. workers=2+f=1."
+        ),
+    }
     sweep: dict[str, list[int | float]]
     base: list[str]
     base_levels: dict[str, int | float]

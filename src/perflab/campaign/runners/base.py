@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from perflab.campaign.store import Store
-from perflab.registry import refuse_unknown
+from perflab.options import Opt, check_options
 from perflab.run.record import RunRecord
 from perflab.run.spec import RunSpec
 
@@ -17,15 +17,14 @@ OnResult = Callable[[RunRecord, int, int], None]
 class Runner:
     """Measures a campaign's pending runs. The driver's process is the store's only writer:
     a runner stores each record as soon as it is back, so a killed driver loses at most the
-    runs in flight. ``options`` declares accepted options with their defaults."""
+    runs in flight. ``options`` declares the accepted options (``Opt``)."""
 
     name: ClassVar[str] = ""
-    options: ClassVar[dict[str, Any]] = {}
+    options: ClassVar[dict[str, Opt]] = {}
 
     def __init__(self, **options: Any) -> None:
         given = {k: v for k, v in options.items() if v is not None}
-        refuse_unknown(f"runner {self.name!r}", given, self.options, "option")
-        self.opts = {**self.options, **{k: v for k, v in options.items() if v is not None}}
+        self.opts = check_options(given, self.options, f"runner {self.name!r}")
 
     def run(
         self,

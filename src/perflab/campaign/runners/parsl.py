@@ -22,6 +22,7 @@ from perflab.campaign.runners.base import OnResult, Runner, store_result
 from perflab.campaign.store import Store
 from perflab.engines.parsl_common import load_config_file, scripts_on_path, where_workers_run
 from perflab.errors import PerflabError
+from perflab.options import Opt
 from perflab.run.record import RunRecord
 from perflab.run.spec import RunSpec
 
@@ -70,7 +71,13 @@ class ParslRunner(Runner):
     """Options: ``parsl_config``, a file defining ``config`` or ``fresh_config()``."""
 
     name = "parsl"
-    options = {"parsl_config": None}
+    options = {
+        "parsl_config": Opt(
+            str,
+            help="A Parsl config file (a module defining config or fresh_config()) "
+            "whose executor runs each measured run: e.g. a SlurmProvider's.",
+        )
+    }
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
