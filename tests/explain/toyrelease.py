@@ -1,9 +1,9 @@
 """Two local "releases" of a small package with known costs, as wheels pip installs offline.
 
-Release 1.0: ``Worker().run()`` sleeps 30 ms, then ``rounds`` (default 2) steps of 10 ms.
-Release 2.0: ``run`` adds a 30 ms sleep (the costly hunk) and ``rounds`` defaults to 4 (the
-costly default): 50 ms -> 100 ms. Reverting the hunk explains 30/50 = 0.6 of the step, the
-default 20/50 = 0.4. Release 1.1 has only the null changes of 2.0 (nothing to explain).
+Release 1.0: ``Worker().run()`` sleeps 60 ms, then ``rounds`` (default 2) steps of 20 ms.
+Release 2.0: ``run`` adds a 60 ms sleep (the costly hunk) and ``rounds`` defaults to 4 (the
+costly default): 100 ms -> 200 ms. Reverting the hunk explains 60/100 = 0.6 of the step, the
+default 40/100 = 0.4. Release 1.1 has only the null changes of 2.0 (nothing to explain).
 Null changes: ``label``'s default, ``tidy``'s body, and ``describe``
 with ``fmt`` (whose parameters changed: a group that must be reverted together).
 """
@@ -27,7 +27,7 @@ class Worker:
         self.label = label
 
     def step(self):
-        time.sleep(0.01)
+        time.sleep(0.02)
 
     def tidy(self):
         return {tidy}
@@ -36,7 +36,7 @@ class Worker:
         return fmt(self.label{sep_arg})
 
     def run(self):
-        time.sleep(0.03){extra}
+        time.sleep(0.06){extra}
         for _ in range(self.rounds):
             self.step()
         self.tidy()
@@ -63,7 +63,7 @@ RELEASES = {
         sep_param=", sep='-'",
         sep_use=" + sep",
         sep_arg=", '-'",
-        extra="\n        time.sleep(0.03)",
+        extra="\n        time.sleep(0.06)",
     ),
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +158,5 @@ def explain(
     else:
         for line in lines(result):
             click.echo(line)
+    if "failed" in result["verdict"]:  # runs failed: recorded, nothing explained
+        sys.exit(1)

@@ -62,11 +62,17 @@ def explain(
     out["stages"]["step"] = len(rows)
     step = _step(plan, rows, metric, setup)
     out["step"] = step
+    if step.get("failed"):
+        out["verdict"] = f"step failed: {step['failed']}"
+        return _done(out, store, setup, t0)
     if not step["different"]:
         out["verdict"] = "nothing to explain"
         return _done(out, store, setup, t0)
     screen = _screen(store, setup, prep, on_stage)
     out["screen"] = screen
+    if screen.get("cause"):  # too few runs measured to estimate every main effect
+        out["verdict"] = f"screen failed: {screen['failed']} runs, e.g. {screen['cause']}"
+        return _done(out, store, setup, t0)
     survivors = [f for f, e in screen["effects"].items() if e["p"] < setup.screen_alpha]
     out["survivors"] = survivors
     out["focus"] = _focus(store, setup, prep, survivors, on_stage)
@@ -95,7 +101,12 @@ def _step(
             by.setdefault(r, {})[cond] = v
     pairs = [d for d in by.values() if A in d and B in d]
     if len(pairs) < 2:
-        return {"different": False, "verdict": "too few runs", "n": len(pairs)}
+        return {
+            "different": False,
+            "verdict": "too few runs",
+            "n": len(pairs),
+            "failed": cause([rec for _, rec in rows]),
+        }
     d = decide(
         [p[A] for p in pairs],
         [p[B] for p in pairs],
@@ -138,6 +149,13 @@ def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None
         else {f: {"effect": 0.0, "p": 1.0, "ratio": 1.0} for f in factors}
     )
     culprits = sorted(set.intersection(*map(set, failed))) if failed else []
+    if len(good) <= len(factors) + 1:
+        return {
+            "runs": len(rows),
+            "failed": len(failed),
+            "cause": cause([r for _, r in rows]),
+            "effects": effects,
+        }
     for f in culprits:  # on in every failed run: it does not run alone; not carried on
         effects[f] = {**effects[f], "p": 1.0, "failed": True}
     return {
@@ -148,6 +166,15 @@ def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None
         "does_not_run": culprits,
         "effects": effects,
     }
+
+
+def cause(records: list[Any]) -> str:
+    """The last line of the last failed run's error: what stopped the runs."""
+    for rec in reversed(records):
+        if rec is not None and rec.status != "ok":
+            lines = [ln.strip() for ln in (rec.error or "").splitlines() if ln.strip()]
+            return lines[-1] if lines else rec.status
+    return "no run was measured"
 
 
 def _pb(k: int) -> Any:

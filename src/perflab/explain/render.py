@@ -34,6 +34,8 @@ def lines(result: dict[str, Any]) -> list[str]:
             f"{st['ci_low']:.3f}–{st['ci_high']:.3f}, p = {st['p_value']:.2g}, "
             f"{st['n_a']} rounds): {st['verdict']}"
         )
+    if "failed" in r["verdict"]:
+        out.append(r["verdict"])
     if r["verdict"] == "nothing to explain":
         out.append(
             "nothing to explain: the step is within the threshold or its interval covers "
