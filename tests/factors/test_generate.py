@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from conftest import perflab
 from perflab.factors.catalog import load_catalogs
@@ -33,6 +34,16 @@ def test_log_call_factors_each_remove_their_own_calls(tmp_path: Path) -> None:
         _, report = apply_to_tree(pkg_dir, "parsl", version, [(name, tr)])
         total += report[0]["total"]
     assert total == summary["calls"]  # each call removed by exactly its own factor
+
+    # the group's line factors together make exactly the group's change (the per-line
+    # screen's "all lines" set is the grouped factor, split)
+    def items(names: list[str]) -> list[tuple[str, Any]]:
+        return [(n, parse_transform({k: v for k, v in e.items() if k != "factor"}, n))
+                for n in names for e in cat.get(n).effects["transform"]]  # fmt: skip
+
+    whole, _ = apply_to_tree(pkg_dir, "parsl", version, items(["src_submit_biglogs_remove"]))
+    parts, _ = apply_to_tree(pkg_dir, "parsl", version, items(sorted(group)))
+    assert parts == whole
     # names come from module, function and message: a second run gives the same names
     again = tmp_path / "again.toml"
     perflab("factors", "generate", "log-calls", "--module", "parsl.dataflow.dflow",
