@@ -8,7 +8,7 @@ its saving, and do the per-line costs add up to the grouped effect?
     perflab campaign create lines_screen --catalog lines.toml --factors "$(cat lines.names)" \
         --design fractional --design-opt plackett_burman=1 --runs 4 -n 2000
     perflab campaign run lines_screen && perflab export lines_screen -o screen.csv
-    python bench/log_lines_screen.py screen screen.csv --names lines.names
+    python bench/log_lines_screen.py screen screen.csv [more.csv …] --names lines.names
     # focus: base, the grouped factor, all lines together, each survivor alone (explicit sets)
     python bench/log_lines_screen.py focus-sets --names lines.names --survivors A,B -o focus.txt
     perflab campaign create lines_focus --catalog lines.toml \
@@ -66,8 +66,18 @@ def select(calls: Path, out: Path) -> list[str]:
     return names
 
 
-def _frame(csv: Path, names: list[str]) -> pd.DataFrame:
-    df = pd.read_csv(csv, sep=";")
+#: ``NAME=OTHER``: NAME's call was also removed by OTHER in these runs (a catalog written
+#: before the generator's ``exclude``: the second of two launch calls, whose literals the
+#: first also holds, removed both), so NAME's column is NAME or OTHER.
+RECODE: dict[str, str] = {}
+
+
+def _frame(csv: Path | list[Path], names: list[str]) -> pd.DataFrame:
+    """The ok runs of one or more exported campaigns (replicates of one design)."""
+    paths = csv if isinstance(csv, list) else [csv]
+    df = pd.concat([pd.read_csv(p, sep=";") for p in paths], ignore_index=True)
+    for name, other in RECODE.items():
+        df[name] = df[name].astype(bool) | df[other].astype(bool)
     df = df[df["status"] == "ok"].copy()
     if "cpu_us_per_task" not in df and {"cpu_user_s", "cpu_sys_s", "tasks"} <= set(df):
         df["cpu_us_per_task"] = (df.cpu_user_s + df.cpu_sys_s) / df.tasks * 1e6
@@ -85,7 +95,7 @@ def _ratio(coef: float, se: float, df_resid: float) -> dict[str, float]:
             "ci_high": math.exp(coef + q * se)}  # fmt: skip
 
 
-def screen(csv: Path, names: list[str]) -> dict[str, Any]:
+def screen(csv: Path | list[Path], names: list[str]) -> dict[str, Any]:
     """Main effects of each line (OLS on log metric), Holm-adjusted, and their sum."""
     df = _frame(csv, names)
     xs = [f"x{i}" for i in range(len(names))]
@@ -180,23 +190,25 @@ def focus_sets(names: list[str], survivors: list[str]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("step", choices=["select", "screen", "focus-sets", "focus", "figure"])
-    ap.add_argument("path", nargs="?", type=Path)
+    ap.add_argument("path", nargs="*", type=Path)
     ap.add_argument("--names", type=Path)
     ap.add_argument("--survivors", default="")
     ap.add_argument("--focus-json", type=Path)
+    ap.add_argument("--recode-or", action="append", default=[], metavar="NAME=OTHER")
     ap.add_argument("-o", "--output", type=Path)
     args = ap.parse_args()
     names = args.names.read_text().strip().split(",") if args.names else []
+    RECODE.update(dict(r.split("=", 1) for r in args.recode_or))
     if args.step == "select":
-        print(",".join(select(args.path, args.output)))
+        print(",".join(select(args.path[0], args.output)))
     elif args.step == "screen":
-        print(json.dumps(screen(args.path, names), indent=1))
+        print(json.dumps(screen(args.path, names), indent=1))  # replicates: several CSVs
     elif args.step == "figure":
-        figure(args.path, args.focus_json, names, args.output)
+        figure(args.path[0], args.focus_json, names, args.output)
     elif args.step == "focus-sets":
         args.output.write_text(focus_sets(names, [s for s in args.survivors.split(",") if s]))
     else:
-        print(json.dumps(focus(args.path, names), indent=1))
+        print(json.dumps(focus(args.path[0], names), indent=1))
 
 
 if __name__ == "__main__":

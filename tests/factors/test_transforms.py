@@ -157,3 +157,16 @@ def test_a_grouped_factor_names_the_selectors_a_release_lacks(tmp_path: Path) ->
     assert report[0]["total"] == 1 and report[0]["unmatched"] == ["changing state from"]
     _, report = apply_to_tree(pkg, "pkg", "1.0", [("f", t(op="remove_log_calls", match=["Done"]))])
     assert "unmatched" not in report[0]
+
+
+def test_exclude_takes_one_call_whose_literals_another_call_also_holds() -> None:
+    source = (
+        "import logging\nlogger = logging.getLogger()\n\n\ndef launch(t, x):\n"
+        "    if x:\n        logger.info(f'task {t} launched on executor with id {x}')\n"
+        "    else:\n        logger.info(f'task {t} launched on executor')\n"
+    )
+    both, n = apply(t(op="remove_log_calls", match=["launched on executor"]), source, "pkg.pool")
+    assert n == 2
+    plain = t(op="remove_log_calls", match=["launched on executor"], exclude=["with id"])
+    out, n = apply(plain, source, "pkg.pool")
+    assert n == 1 and "with id" in out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,8 @@ class CallFactor:
     match: str
     sites: list[Site]
     conflicts: list[str]
+    #: pieces of other calls that also hold ``match`` but have their own factor
+    exclude: list[str] = field(default_factory=list)
 
 
 #: A one-line string literal (an f-string too) in source text, and its content.
@@ -74,7 +76,16 @@ def log_call_factors(
             # and the factor covers every call of the function that contains it
             match = next((p for p in candidates if sum(p in s.text for s in same_function) == 1),
                          candidates[0])  # fmt: skip
-            mine = [s for s in same_function if match in s.text]
+            # a call already given its own factor stays out, by one of its own pieces
+            # this call lacks (else the two factors would overlap)
+            exclude = [
+                next(p for p in _pieces(s) if p not in site.text)
+                for s in same_function
+                if match in s.text and s.lineno in covered
+                and any(p not in site.text for p in _pieces(s))
+            ]  # fmt: skip
+            mine = [s for s in same_function if match in s.text
+                    and not any(x in s.text for x in exclude)]  # fmt: skip
             covered |= {s.lineno for s in mine}
             short = module.rsplit(".", 1)[-1]
             func = site.function.replace(".", "_").replace("<module>", "module").lower()
@@ -88,7 +99,7 @@ def log_call_factors(
                 if fnmatch.fnmatchcase(module, mods)
                 and (not needles or any(n in s.text for s in mine for n in needles))
             )
-            out[name] = CallFactor(name, module, site.function, match, mine, conflicts)
+            out[name] = CallFactor(name, module, site.function, match, mine, conflicts, exclude)
     if not out:
         raise PerflabError(f"no logger call at {', '.join(levels)} in {module_glob}")
     return list(out.values())
@@ -119,6 +130,8 @@ def to_toml(factors: list[CallFactor], package: str, version: str, levels: tuple
             "package": package, "module": f.module, "op": "remove_log_calls",
             "function": f.function, "match": [f.match], "levels": list(levels),
         }  # fmt: skip
+        if f.exclude:
+            table["exclude"] = f.exclude
         lines += [
             f"[factor.{f.name}]",
             f"description = {_q(desc)}",

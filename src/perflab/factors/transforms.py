@@ -41,6 +41,9 @@ class Transform:
     #: given: every call at ``levels``).
     match: tuple[str, ...] = ()
     levels: tuple[str, ...] = ("debug", "info")
+    #: remove/lazy: a call containing any of these is not taken (one call whose every
+    #: literal another call also holds: ``launched on executor`` but not ``with executor id``)
+    exclude: tuple[str, ...] = ()
     #: remove/lazy: only inside this function (``Class.method`` or a glob); set_default: the
     #: function whose keyword default changes.
     function: str | None = None
@@ -67,7 +70,8 @@ class Transform:
 
 def parse_transform(table: dict[str, Any], where: str) -> Transform:
     """A catalog's ``transform`` table as a Transform (PerflabError naming ``where``)."""
-    known = {"package", "op", "module", "match", "levels", "function", "name", "value", "expr"}
+    known = {"package", "op", "module", "match", "levels", "function", "name", "value", "expr",
+             "exclude"}  # fmt: skip
     unknown = sorted(set(table) - known)
     if unknown:
         raise PerflabError(f"{where}: transform has no key {', '.join(unknown)}")
@@ -101,6 +105,7 @@ def parse_transform(table: dict[str, Any], where: str) -> Transform:
         module=table["module"],
         match=tuple(match),
         levels=tuple(levels),
+        exclude=tuple(str(x) for x in table.get("exclude", [])),
         function=table.get("function"),
         name=table.get("name"),
         value=table["expr"] if "expr" in table else table.get("value"),
@@ -175,6 +180,8 @@ def _log_level(node: ast.AST) -> str | None:
 
 def _selected(t: Transform, site: Site) -> bool:
     if t.function and not fnmatch.fnmatchcase(site.function, t.function):
+        return False
+    if any(x in site.text for x in t.exclude):
         return False
     return not t.match or any(m in site.text for m in t.match)
 
