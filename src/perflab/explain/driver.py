@@ -11,7 +11,16 @@ from typing import Any
 from perflab.campaign.store import Store
 from perflab.compare.stats import HIGHER_IS_BETTER, decide
 from perflab.explain.estimate import ALL, A, B, focus_estimates, screen_effects
-from perflab.explain.plan import OnStage, Prepared, Setup, prepare, rounds, stage, value
+from perflab.explain.plan import (
+    OnStage,
+    Prepared,
+    Setup,
+    add_sources,
+    prepare,
+    rounds,
+    stage,
+    value,
+)
 
 #: Residual degrees of freedom the screen leaves for its error estimate.
 SCREEN_DF = 4
@@ -68,6 +77,8 @@ def explain(
     if not step["different"]:
         out["verdict"] = "nothing to explain"
         return _done(out, store, setup, t0)
+    add_sources(setup, prep)
+    out.update(catalog=str(prep.catalog), factors=prep.factors, groups=prep.groups)
     screen = _screen(store, setup, prep, on_stage)
     out["screen"] = screen
     if screen.get("cause"):  # too few runs measured to estimate every main effect

@@ -77,10 +77,15 @@ class Prepared:
     listed: list[str] = field(default_factory=list)
     safety: dict[str, Any] = field(default_factory=dict)
     base_b: RunSpec | None = None
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    python: dict[str, str] = field(default_factory=dict)
+    keep: set[str] = field(default_factory=set)
 
 
 def prepare(setup: Setup) -> Prepared:
-    """Venvs, defaults, source units and the catalog; PerflabError on bad input."""
+    """Both venvs, the defaults that changed, the safety settings, and the step's catalog
+    (release A as a factor of B); PerflabError on bad input. The source comes later
+    (``add_sources``): a pair with nothing to explain never needs it."""
     check_name(setup.name, "--name")
     if setup.a == setup.b:
         raise PerflabError(f"--from and --to name the same release ({setup.a}): nothing to explain")
@@ -100,17 +105,6 @@ def prepare(setup: Setup) -> Prepared:
     else:
         listed.append("defaults: no configuration classes for this target (--config-class)")
     base_b, opts_a, safety = _safety(setup, changes, spec[setup.b])
-    dir_a, _ = locate(setup.package, py[setup.a])
-    dir_b, _ = locate(setup.package, py[setup.b])
-    globs = setup.modules or (
-        hunks.PARSL_PATH if setup.package == "parsl" else (f"{setup.package}*",)
-    )
-    keep = {c.function for c in changes if not c.left_out}
-    units, more = hunks.diff_units(dir_a, dir_b, setup.package, tuple(globs), keep)
-    listed += more
-    groups = hunks.group_units(units)
-    groups, broken = _importable(setup.package, dir_b, py[setup.b], groups)
-    listed += [f"{g.name}: does not import alone ({why})" for g, why in broken]
     tables: dict[str, dict[str, Any]] = {
         "release_a": {
             "description": f"{setup.package} {setup.a} (release A)",
@@ -134,24 +128,41 @@ def prepare(setup: Setup) -> Prepared:
             "category": "safe_config",
             "config": opt,
         }
+    folder = private_dir(home_dir("explain") / setup.name)
+    atomic_write(folder / "step.toml", to_toml({"release_a": tables["release_a"]}))
+    prep = Prepared(
+        folder / "step.toml", [], [c.to_dict() for c in changes], [], listed, safety, base_b
+    )
+    prep.tables, prep.python = tables, py
+    prep.keep = {c.function for c in changes if not c.left_out}
+    return prep
+
+
+def add_sources(setup: Setup, prep: Prepared) -> None:
+    """The function-level changes of the modules on the measured path as factors (those
+    whose transformed copy does not import are listed); the catalog of every factor."""
+    py = prep.python
+    dir_a, _ = locate(setup.package, py[setup.a])
+    dir_b, _ = locate(setup.package, py[setup.b])
+    globs = setup.modules or (
+        hunks.PARSL_PATH if setup.package == "parsl" else (f"{setup.package}*",)
+    )
+    units, more = hunks.diff_units(dir_a, dir_b, setup.package, tuple(globs), prep.keep)
+    prep.listed += more
+    groups = hunks.group_units(units)
+    groups, broken = _importable(setup.package, dir_b, py[setup.b], groups)
+    prep.listed += [f"{g.name}: does not import alone ({why})" for g, why in broken]
+    tables = dict(prep.tables)
     for g in groups:
         tables[g.name] = {
             "description": f"revert {', '.join(u.qualname for u in g.units)}",
             "category": "source_keep",
             "transform": g.transforms(setup.package),
         }
-    folder = private_dir(home_dir("explain") / setup.name)
-    path = folder / "factors.toml"
-    atomic_write(path, to_toml(tables))
-    return Prepared(
-        path,
-        [f for f in tables if f != "release_a"],
-        [c.to_dict() for c in changes],
-        [g.to_dict() for g in groups],
-        listed,
-        safety,
-        base_b,
-    )
+    prep.catalog = prep.catalog.with_name("factors.toml")
+    atomic_write(prep.catalog, to_toml(tables))
+    prep.factors = [f for f in tables if f != "release_a"]
+    prep.groups = [g.to_dict() for g in groups]
 
 
 def _safety(
