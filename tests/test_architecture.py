@@ -225,6 +225,7 @@ def _docs_engine() -> str:
 
 
 TOY_WORKLOAD = """
+from perflab.options import Opt
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload
 
@@ -236,7 +237,7 @@ def toy_task(x):
 @WORKLOADS.register
 class ToyDouble(Workload):
     name = "toy-double"
-    params = {"x": 21}
+    params = {"x": Opt(default=21, help="The number doubled.")}
 
     def function(self):
         return toy_task

@@ -51,6 +51,7 @@ VERBS: dict[str, str] = {
     "zoo": "zoo",
     "metg": "zoo",
     "study": "study",
+    "plugins": "plugins",
     # old spellings, hidden from --help, kept for one release
     "seed001": "study",
     "postprocess": "study",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from perflab.errors import PerflabError
+from perflab.options import Opt, check_options, defaults
 from perflab.registry import refuse_unknown
 from perflab.tasks import Executor
 
@@ -28,14 +29,15 @@ def timed_call(fn: Callable[..., Any], *args: Any) -> tuple[Any, int, str, float
 
 
 class Workload:
-    """A kind of task. ``params`` declares accepted parameters with their defaults.
+    """A kind of task. ``params`` declares its parameters (``Opt``: default, what it accepts,
+    help).
 
     Task functions live at module level so engines pickle them by reference: the workers
     import perflab rather than receiving code.
     """
 
     name: ClassVar[str] = ""
-    params: ClassVar[dict[str, Any]] = {}
+    params: ClassVar[dict[str, Opt]] = {}
     #: Tasks take earlier tasks' results: only engines that express dependencies run it.
     needs_dependencies: ClassVar[bool] = False
     #: Tasks compute: at most one per core runs at full speed (sleeping tasks do not).
@@ -49,19 +51,21 @@ class Workload:
 
     @classmethod
     def resolve_params(cls, params: dict[str, Any]) -> dict[str, Any]:
-        refuse_unknown(f"workload {cls.name!r}", params, cls.params, "parameter")
-        merged = {**cls.params, **params}
+        """The parameters with their defaults, each turned into its default's type (a
+        ``--param`` value may come as text) and checked against its declaration."""
+        what = f"workload {cls.name!r}"
+        refuse_unknown(what, params, cls.params, "parameter")
+        merged = {**defaults(cls.params), **params}
         for key, value in merged.items():
-            default = cls.params[key]
+            opt = cls.params[key]
+            kind = type(opt.default) if opt.default is not None else opt.type
             try:
-                merged[key] = type(default)(value)
+                merged[key] = value if kind is object or value is None else kind(value)
             except (TypeError, ValueError):
                 raise PerflabError(
-                    f"workload {cls.name!r}: parameter {key}={value!r} "
-                    f"is not a {type(default).__name__}"
+                    f"{what}: parameter {key}={value!r} is not a {kind.__name__}"
                 ) from None
-            if isinstance(merged[key], int | float) and merged[key] < 0:
-                raise PerflabError(f"workload {cls.name!r}: parameter {key} must be >= 0")
+        check_options(merged, cls.params, what, "parameter")
         return merged
 
     def function(self) -> Callable[..., Any]:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from perflab.options import Opt
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload, parallel_ideal
 
@@ -43,7 +44,7 @@ class Noop(Workload):
     """Returns a constant: the cost measured is the task system's alone (parsl-perf's app)."""
 
     name = "noop"
-    params = {"arg_bytes": 0}
+    params = {"arg_bytes": Opt(default=0, help="Bytes of the argument each task is sent.")}
 
     def function(self) -> Callable[..., Any]:
         return noop_task
@@ -63,7 +64,7 @@ class Sleep(Workload):
     """Sleeps ``task_ms``: the system's overhead on top of known idle task time."""
 
     name = "sleep"
-    params = {"task_ms": 10.0}
+    params = {"task_ms": Opt(default=10.0, help="How long each task sleeps (ms).")}
 
     def function(self) -> Callable[..., Any]:
         return sleep_task
@@ -87,7 +88,7 @@ class Cpu(Workload):
     """Busy-loops ``task_us`` microseconds: competes with the task system for the cores."""
 
     name = "cpu"
-    params = {"task_us": 100.0}
+    params = {"task_us": Opt(default=100.0, help="How long each task computes (µs).")}
 
     def function(self) -> Callable[..., Any]:
         return cpu_task
@@ -106,7 +107,9 @@ class Hang(Workload):
     """Never returns (optionally ignoring SIGTERM): for testing timeouts and cleanup."""
 
     name = "hang"
-    params = {"ignore_term": 0}
+    params = {
+        "ignore_term": Opt(choices=(0, 1), default=0, help="1: the task ignores SIGTERM too.")
+    }
 
     def function(self) -> Callable[..., Any]:
         return hang_task

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from perflab.options import Opt
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import parallel_ideal
-from perflab.workloads.kernel import KernelWorkload, spin
+from perflab.workloads.kernel import KERNEL_OPT, TASK_US_HELP, KernelWorkload, spin
 
 
 def compute_task(iters: int, kind: str = "hash") -> int:
@@ -22,7 +23,7 @@ def compute_task(iters: int, kind: str = "hash") -> int:
 @WORKLOADS.register
 class Compute(KernelWorkload):
     name = "compute"
-    params = {"task_us": 1000.0, "kernel": "hash"}
+    params = {"task_us": Opt(default=1000.0, help=TASK_US_HELP), "kernel": KERNEL_OPT}
 
     def function(self) -> Callable[..., Any]:
         return compute_task

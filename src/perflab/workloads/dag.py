@@ -17,10 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from perflab.options import Opt
 from perflab.tasks import Executor
 from perflab.tasks.depend import Dependent
 from perflab.workloads.base import batch_summary, cpu_slots, parallel_ideal
-from perflab.workloads.kernel import KernelWorkload, spin
+from perflab.workloads.kernel import KERNEL_OPT, TASK_US_HELP, KernelWorkload, spin
 
 Submit = Callable[..., Any]
 
@@ -43,7 +44,10 @@ class DagWorkload(KernelWorkload):
     """A dependency pattern of ``n`` tasks (a pattern may round n to its shape)."""
 
     needs_dependencies: ClassVar[bool] = True
-    params: ClassVar[dict[str, Any]] = {"task_us": 0.0, "kernel": "hash"}
+    params: ClassVar[dict[str, Opt]] = {
+        "task_us": Opt(default=0.0, help=TASK_US_HELP),
+        "kernel": KERNEL_OPT,
+    }
 
     graph: Graph | None = None
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from perflab.errors import PerflabError
+from perflab.options import Opt
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload
 
@@ -29,7 +30,10 @@ class Exec(Workload):
     """Runs ``executable`` with ``args`` (a shell-quoted string) as each job."""
 
     name = "exec"
-    params = {"executable": "/bin/true", "args": ""}
+    params = {
+        "executable": Opt(default="/bin/true", help="The program each task runs."),
+        "args": Opt(default="", help="Its arguments (split like a shell, no shell run)."),
+    }
 
     def function(self) -> Callable[..., Any]:
         raise PerflabError("workload 'exec' runs on job engines only (shell, saga)")

@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 
 from perflab.errors import PerflabError
+from perflab.options import Opt
 from perflab.tasks import Executor
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload, parallel_ideal
 from perflab.workloads.compute import compute_task
-from perflab.workloads.kernel import calibrate, check_kind
+from perflab.workloads.kernel import KERNEL_OPT, calibrate, check_kind
 
 DISTRIBUTIONS = ("uniform", "exponential", "lognormal")
 
@@ -38,7 +39,17 @@ def draw(dist: str, mean: float, cv: float, n: int, seed: int) -> np.ndarray:
 @WORKLOADS.register
 class Imbalanced(Workload):
     name = "imbalanced"
-    params = {"task_us": 1000.0, "dist": "lognormal", "cv": 1.0, "seed": 1, "kernel": "hash"}
+    params = {
+        "task_us": Opt(default=1000.0, help="Mean task size (µs of kernel work)."),
+        "dist": Opt(
+            choices=("uniform", "exponential", "lognormal"),
+            default="lognormal",
+            help="The sizes' distribution.",
+        ),
+        "cv": Opt(default=1.0, help="The sizes' coefficient of variation."),
+        "seed": Opt(default=1, help="Random seed of the sizes."),
+        "kernel": KERNEL_OPT,
+    }
 
     rate: float = 0.0
     sizes: np.ndarray = np.zeros(0)

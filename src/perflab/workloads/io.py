@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from perflab.options import Opt
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload
 
@@ -42,7 +43,11 @@ class Io(Workload):
     (``aggregate``)."""
 
     name = "io"
-    params = {"kib": 64, "chunk": 64, "aggregate": 0}
+    params = {
+        "kib": Opt(default=64, help="KiB each task writes."),
+        "chunk": Opt(int, lo=1, default=64, help="Bytes per write call (unbuffered)."),
+        "aggregate": Opt(choices=(0, 1), default=0, help="1: gather in memory, write once."),
+    }
 
     def function(self) -> Callable[..., Any]:
         return io_task

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from perflab.errors import PerflabError
+from perflab.options import Opt
 from perflab.workloads.base import Workload
 
 KINDS = ("hash", "spin")
@@ -56,6 +57,12 @@ def calibrate(kind: str = "hash") -> float:
         spin(n, kind)
         best = max(best, n / (time.perf_counter() - t0))
     return best
+
+
+#: The ``task_us`` parameter of the kernel workloads.
+TASK_US_HELP = "Each task's kernel work (µs at the calibrated rate)."
+#: The ``kernel`` parameter of the kernel workloads.
+KERNEL_OPT = Opt(choices=KINDS, default="hash", help="The busy loop: hash (sha256) or spin.")
 
 
 class KernelWorkload(Workload):

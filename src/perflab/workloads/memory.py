@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from perflab.options import Opt
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload, parallel_ideal
 
@@ -35,7 +36,10 @@ def memory_task(nbytes: int, hold_ms: float) -> float:
 @WORKLOADS.register
 class Memory(Workload):
     name = "memory"
-    params = {"mb": 64, "hold_ms": 0.0}
+    params = {
+        "mb": Opt(default=64, help="MiB each task allocates and touches."),
+        "hold_ms": Opt(default=0.0, help="How long each task holds it (ms)."),
+    }
 
     def function(self) -> Callable[..., Any]:
         return memory_task

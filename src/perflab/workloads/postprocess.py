@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.errors import PerflabError
+from perflab.options import Opt
 from perflab.tasks import Executor, shell_form
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload
@@ -236,7 +237,12 @@ class Postprocess(Workload):
     """The post-processing benchmark; ``--tasks`` is its ``max tasks``."""
 
     name = "postprocess"
-    params = {"concurrency": 0, "task_s": 0.2, "pp_s": 0.2, "policy": "retrieve-one"}
+    params = {
+        "concurrency": Opt(default=0, help="Tasks kept in flight (0: the engine's workers)."),
+        "task_s": Opt(default=0.2, help="Each task's time (s)."),
+        "pp_s": Opt(default=0.2, help="The application's post-processing time per result (s)."),
+        "policy": Opt(choices=POLICIES, default="retrieve-one", help="How results are taken."),
+    }
 
     @classmethod
     def resolve_params(cls, params: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from perflab.options import Opt
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload
 
@@ -57,7 +58,7 @@ def probe_task(payload: str) -> int:
 @WORKLOADS.register
 class Probe(Workload):
     name = "probe"
-    params = {"arg_bytes": 0}
+    params = {"arg_bytes": Opt(default=0, help="Bytes of the argument each task is sent.")}
 
     def function(self) -> Callable[..., Any]:
         return probe_task

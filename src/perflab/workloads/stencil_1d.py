@@ -3,8 +3,9 @@ neighbours' results from the previous step (width 0: one column per worker)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from perflab.options import Opt
 from perflab.workloads import WORKLOADS
 from perflab.workloads.dag import DagWorkload, Graph, Submit
 
@@ -12,7 +13,10 @@ from perflab.workloads.dag import DagWorkload, Graph, Submit
 @WORKLOADS.register
 class Stencil1d(DagWorkload):
     name = "stencil_1d"
-    params: ClassVar[dict[str, Any]] = {"task_us": 0.0, "kernel": "hash", "width": 0}
+    params: ClassVar[dict[str, Opt]] = {
+        **DagWorkload.params,
+        "width": Opt(default=0, help="Columns of the stencil (0: one per worker)."),
+    }
 
     def build(self, after: Submit, n: int, slots: int) -> Graph:
         width = int(self.p["width"]) or slots

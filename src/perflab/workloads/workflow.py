@@ -33,11 +33,12 @@ import numpy as np
 
 from perflab.errors import PerflabError
 from perflab.files import private_dir
+from perflab.options import Opt
 from perflab.tasks import Executor
 from perflab.tasks.depend import Dependent
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import batch_summary
-from perflab.workloads.kernel import KernelWorkload
+from perflab.workloads.kernel import KERNEL_OPT, KernelWorkload
 from perflab.workloads.wfgen import Instance, generate, list_schedule, lower_bound
 from perflab.workloads.wftask import wf_task, write_file
 
@@ -45,13 +46,13 @@ from perflab.workloads.wftask import wf_task, write_file
 @WORKLOADS.register
 class Workflow(KernelWorkload):
     name = "wfcommons"
-    params: ClassVar[dict[str, Any]] = {
-        "recipe": "montage",
-        "size": 100,
-        "seed": 1,
-        "task_ms": 10.0,
-        "io_mb": 0.0,
-        "kernel": "hash",
+    params: ClassVar[dict[str, Opt]] = {
+        "recipe": Opt(default="montage", help="A WfCommons recipe (e.g. montage, blast)."),
+        "size": Opt(default=100, help="Tasks in the workflow instance."),
+        "seed": Opt(default=1, help="Random seed of the instance."),
+        "task_ms": Opt(default=10.0, help="Mean task time after scaling (ms)."),
+        "io_mb": Opt(default=0.0, help="Mean file size after scaling (MB; 0: no files)."),
+        "kernel": KERNEL_OPT,
     }
 
     #: Tasks depend on each other; on an executor without a dependency mechanism (Work
