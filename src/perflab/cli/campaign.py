@@ -171,7 +171,7 @@ def campaign_extend(
 @click.option("--parsl-config", type=click.Path(), help="With --runner parsl: where runs go.")
 @click.option("--max-runs", type=int, help="Stop after this many runs (resume later).")
 @store_option
-@click.option("--json", "as_json", is_flag=True, help="No progress bar; print final counts.")
+@json_option
 def campaign_run(
     name: str,
     runner: str,
