@@ -90,15 +90,18 @@ class Engine:
         """Stop everything ``start`` started."""
         raise NotImplementedError
 
-    def __enter__(self) -> Engine:
+    def begin(self) -> None:
+        """``start()``; if it fails half-way, what it did start (servers, clients) is stopped
+        before the error goes on (its own shutdown error would only hide the cause)."""
         try:
             self.start()
         except BaseException:
-            # what a half-started engine did start (servers, clients) is stopped before the
-            # error is reported; its own shutdown error would only hide the cause
             with contextlib.suppress(Exception):
                 self.shutdown()
             raise
+
+    def __enter__(self) -> Engine:
+        self.begin()
         return self
 
     def __exit__(

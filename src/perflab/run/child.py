@@ -7,7 +7,6 @@ snapshots the CPU counters of the whole process tree while the tree is idle.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import resource
@@ -116,14 +115,7 @@ def main(argv: list[str]) -> int:
     if "timeline" in spec.profile:
         workload.timeline = []
     workload.prepare()  # before the engine's processes compete for the cores
-    try:
-        engine.start()
-    except BaseException:
-        # Stop what a half-started engine did start (servers, sshds, clients) before the
-        # error is reported; its own shutdown error would only hide the cause.
-        with contextlib.suppress(Exception):
-            engine.shutdown()
-        raise
+    engine.begin()
     try:
         workload.started(run_dir)
         # an engine's own per-task record (Dask's task stream) beside the workload's
