@@ -25,7 +25,7 @@ from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.run.measure import measure
 from perflab.run.record import RunRecord
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def geo_interval(ratios: list[float], level: float = 0.95) -> tuple[float, float, float]:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from perflab.run.measure import measure  # noqa: E402
 from perflab.run.record import RunRecord  # noqa: E402
-from perflab.run.spec import RunSpec  # noqa: E402
+from perflab.spec import RunSpec  # noqa: E402
 
 ENGINES = ["parsl-htex", "dask", "cf-processes", "parsl-threads", "cf-threads"]
 

@@ -23,7 +23,7 @@ from scipy import stats
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.run.measure import measure
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 FACTOR = "src_saga_flush_nowait"
 

@@ -36,7 +36,7 @@ from perflab.factors.transforms import parse_transform
 from perflab.factors.treat import treat
 from perflab.factors.venvs import prepare_environment
 from perflab.files import home_dir
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 RELEASES = ["2024.12.2", "2025.12.1", "2026.6.1", "2026.10.26"]
 FACTORS = ["src_submit_biglogs_remove", "src_lazy_logs"]

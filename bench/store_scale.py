@@ -38,7 +38,7 @@ from perflab.campaign.plan import create_ordered, run_campaign, status  # noqa: 
 from perflab.campaign.store import Store  # noqa: E402
 from perflab.run.measure import measure  # noqa: E402
 from perflab.run.record import RunRecord  # noqa: E402
-from perflab.run.spec import RunSpec  # noqa: E402
+from perflab.spec import RunSpec  # noqa: E402
 
 
 def fill(store: Store, total: int, size: int, template: dict) -> None:

@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "PerflabError": "perflab.errors",
     "RunRecord": "perflab.run.record",
-    "RunSpec": "perflab.run.spec",
+    "RunSpec": "perflab.spec",
     "measure": "perflab.run.measure",
     "measure_repeated": "perflab.run.measure",
     "report_on": "perflab.api",

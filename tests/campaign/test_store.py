@@ -10,7 +10,7 @@ import pytest
 from perflab.campaign.plan import _recent_durations, create_ordered, status
 from perflab.campaign.store import Store
 from perflab.run.record import RunRecord
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 QUERIES = {
     "pending": "SELECT p.seq FROM planned p LEFT JOIN runs r ON r.campaign = p.campaign "

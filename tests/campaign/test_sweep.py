@@ -13,7 +13,7 @@ from perflab.campaign.designs import DESIGNS, Constraints
 from perflab.campaign.plan import create_campaign
 from perflab.campaign.store import Store
 from perflab.factors.catalog import load_catalogs
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def _sets(factors: list[str], **opts: str) -> tuple[list[list[str]], dict]:

@@ -30,7 +30,7 @@ from perflab.compare.stats import (
     recommend_n,
     sequential,
 )
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def perflab(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import pytest
 from perflab.compare import history
 from perflab.compare.render import history_markdown
 from perflab.run.record import RunRecord
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 REFUSAL = (
     "Traceback (most recent call last):\n  File ...\nperflab.errors.PerflabError: refused: HTEX "

@@ -21,7 +21,7 @@ from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.run.measure import measure
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 pytestmark = pytest.mark.slow
 
@@ -165,7 +165,7 @@ def test_killed_run_leaves_no_sshd_or_redis(tmp_path: Path) -> None:
     """SIGKILL the measuring process while sshd, saga and redis are up: the supervisor
     (parent-death signal) stops the whole tree."""
     code = (
-        "import sys; from perflab.run.measure import measure; from perflab.run.spec import RunSpec;"
+        "import sys; from perflab.run.measure import measure; from perflab.spec import RunSpec;"
         "measure(RunSpec(target=sys.argv[1], workload='noop', tasks=100000, warmup=0,"
         "engine_options=dict(a.split('=') for a in sys.argv[3:]), run_root=sys.argv[2]))"
     )

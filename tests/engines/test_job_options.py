@@ -15,7 +15,7 @@ from perflab.factors.catalog import load_catalogs
 from perflab.factors.patching import package_dir, patched_tree
 from perflab.factors.treat import treat
 from perflab.run.measure import validate
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 from perflab.studies.job_submission import FLUSH_PATCH
 
 

@@ -17,7 +17,7 @@ from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.run.measure import measure
 from perflab.run.record import RunRecord
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 pytestmark = pytest.mark.slow
 

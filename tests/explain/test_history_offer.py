@@ -5,7 +5,7 @@ from __future__ import annotations
 from perflab.compare.changepoints import change_points
 from perflab.compare.history import History, Release
 from perflab.compare.render import change_point_lines
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def test_confirmed_change_point_offers_the_explain_command() -> None:

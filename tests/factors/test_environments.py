@@ -17,7 +17,7 @@ from perflab.factors.kinds import interpreter
 from perflab.factors.treat import treat
 from perflab.factors.venvs import MARKER, check_requirement, ensure_venv
 from perflab.run.measure import measure
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def test_requirements_are_checked_before_anything_is_installed(tmp_path: Path) -> None:

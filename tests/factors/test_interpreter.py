@@ -15,7 +15,7 @@ from perflab.errors import PerflabError
 from perflab.factors.catalog import interpreter_catalog
 from perflab.factors.kinds import interpreter
 from perflab.factors.treat import treat
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def _build(root: Path, version: str, name: str, config_args: str = "", gil: int = 0) -> Path:

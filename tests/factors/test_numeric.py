@@ -10,7 +10,7 @@ from perflab import PerflabError
 from perflab.factors.catalog import load_catalog, load_catalogs
 from perflab.factors.levels import sweep_levels
 from perflab.factors.treat import treat
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def test_a_range_factor_takes_any_number_in_range_as_a_number() -> None:

@@ -10,7 +10,7 @@ from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.snapshot import restore, take
 from perflab.factors.treat import treat
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 CONFIG = "from parsl.config import Config\nconfig = Config(executors=[])\n"
 

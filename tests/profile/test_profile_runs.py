@@ -12,7 +12,7 @@ import pytest
 from conftest import perflab
 from perflab.profile.api import profile
 from perflab.profile.strace import iter_file_calls, parse_file
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent

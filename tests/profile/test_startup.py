@@ -11,7 +11,7 @@ from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.profile.api import profile
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def catalog(tmp_path: Path, body: str) -> Path:

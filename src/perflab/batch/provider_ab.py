@@ -72,7 +72,7 @@ def t_interval(values: list[float]) -> tuple[float, float, float]:
 def provider_ab(configs: dict[str, Path], pairs: int, tasks: int, run_root: Path) -> dict[str, Any]:
     """Measure ``pairs`` interleaved pairs; each side's tasks/s and the ratio with CIs."""
     from perflab.run.measure import measure
-    from perflab.run.spec import RunSpec
+    from perflab.spec import RunSpec
 
     rates: dict[str, list[float]] = {"local": [], "slurm": []}
     load = [os.getloadavg()[0]]

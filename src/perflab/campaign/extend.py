@@ -18,7 +18,7 @@ from perflab.errors import PerflabError
 from perflab.factors import snapshot
 from perflab.factors.treat import treat
 from perflab.run.measure import validate
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def extend_campaign(

@@ -25,7 +25,7 @@ from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.files import check_name
 from perflab.run.measure import validate
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

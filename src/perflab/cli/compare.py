@@ -31,7 +31,7 @@ from perflab.factors.venvs import prepare_environment
 from perflab.files import atomic_write, home_dir, perflab_home
 from perflab.run.measure import measure, validate
 from perflab.run.record import METRICS
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: (option stem, click kwargs): each becomes --stem, --stem-a and --stem-b.
 SIDE_OPTIONS: list[tuple[str, dict[str, Any]]] = [

@@ -11,7 +11,7 @@ import click
 
 from perflab.cli.app import RegistryChoice, kv, resolved
 from perflab.errors import PerflabError
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def _engines() -> Any:

@@ -34,7 +34,7 @@ from perflab.compare.stats import (
 )
 from perflab.errors import PerflabError
 from perflab.files import atomic_write
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: Fewest and most runs per side a calibration recommends.
 N_FLOOR, N_CAP = 4, 40

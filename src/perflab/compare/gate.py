@@ -28,7 +28,7 @@ from perflab.compare.stats import sequential as run_sequence
 from perflab.errors import PerflabError
 from perflab.run.measure import measure
 from perflab.run.record import RunRecord
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: Derived metrics the gate can decide on besides the run record's own.
 DERIVED = {

@@ -21,7 +21,7 @@ from perflab.compare.stats import location
 from perflab.errors import PerflabError
 from perflab.factors.venvs import check_requirement
 from perflab.run.measure import measure
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 @dataclass

@@ -12,7 +12,7 @@ from perflab.factors.kinds.interpreter import discovered_interpreters, resolve_p
 from perflab.factors.patching import check_patch, diff_targets
 from perflab.factors.treat import treat
 from perflab.factors.venvs import check_requirement, requirement_name
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def side_spec(

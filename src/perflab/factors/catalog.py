@@ -24,7 +24,7 @@ from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import substitute
 from perflab.factors.levels import is_number, number
 from perflab.files import NAME_RE
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: The "nice" order: what a user can change most safely comes first.
 CATEGORIES = (

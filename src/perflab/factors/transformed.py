@@ -21,7 +21,7 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.factors.patching import write_scripts
 from perflab.factors.transforms import Transform, apply, log_sites, parse_transform
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 _LOCATE = (
     "import importlib.metadata as m, importlib.util as u, json, sys\n"

@@ -10,7 +10,7 @@ from perflab.errors import PerflabError
 from perflab.factors.catalog import CATEGORIES, Catalog, is_builtin, kind_of
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.files import NAME_RE
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSpec:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from perflab.errors import PerflabError
 from perflab.files import private_dir
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: What the measured child imports besides the target's packages (perflab itself comes from
 #: PYTHONPATH, so a venv never needs perflab installed).

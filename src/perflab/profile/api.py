@@ -23,7 +23,7 @@ from perflab.profile.strace import parse_file, require_strace, strace_prefix
 from perflab.profile.syscalls import project
 from perflab.run.measure import measure, validate
 from perflab.run.record import RunRecord
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 DEFAULT_KINDS = ("timeline", "io", "syscalls")
 #: Projection defaults: the issue's 1,000 nodes × 64 workers, all starting within 10 s.

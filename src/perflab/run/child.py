@@ -19,8 +19,8 @@ from perflab.engines import ENGINES
 from perflab.engines.base import BatchEngine, Engine, ExecutorEngine
 from perflab.files import atomic_write
 from perflab.run import T_IMPORT, teardown
-from perflab.run.spec import RunSpec
 from perflab.run.supervisor import EVENT_FDS_ENV
+from perflab.spec import RunSpec
 from perflab.workloads import WORKLOADS
 from perflab.workloads.base import Workload
 

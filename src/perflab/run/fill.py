@@ -13,7 +13,7 @@ from typing import Any
 from perflab.run import phases
 from perflab.run.blackbox import ScoreError, parse_score
 from perflab.run.record import RunRecord
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 STDERR_TAIL = 2000
 

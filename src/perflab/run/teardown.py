@@ -24,7 +24,7 @@ from typing import Any
 
 import psutil
 
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: The mark a measured process sends the supervisor when its tree may be killed.
 DONE = "done"

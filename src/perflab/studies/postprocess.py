@@ -96,7 +96,7 @@ def design(
 
 
 def _spec(p: Point, timeout_s: float) -> Any:
-    from perflab.run.spec import RunSpec
+    from perflab.spec import RunSpec
 
     return RunSpec(
         target=p.engine,

@@ -17,7 +17,7 @@ from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.files import atomic_write, check_name, home_dir
 from perflab.run.measure import validate
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 from perflab.tune.final import REDUCE_MIN
 from perflab.tune.stages import Tuner
 

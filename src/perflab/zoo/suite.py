@@ -24,7 +24,7 @@ from perflab.engines import ENGINES
 from perflab.errors import PerflabError
 from perflab.files import check_name
 from perflab.run.measure import validate
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: Engines of the standard zoo (every engine that expresses dependencies, by default).
 DEFAULT_TARGETS = ("parsl-htex", "parsl-threads", "cf-threads", "cf-processes", "dask")

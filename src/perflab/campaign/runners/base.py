@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from perflab.campaign.store import Store
 from perflab.options import Opt, check_options
 from perflab.run.record import RunRecord
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: Called after each stored run with (record, index, total).
 OnResult = Callable[[RunRecord, int, int], None]

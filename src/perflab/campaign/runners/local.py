@@ -8,7 +8,7 @@ from perflab.campaign.runners import RUNNERS
 from perflab.campaign.runners.base import OnResult, Runner, store_result
 from perflab.campaign.store import Store
 from perflab.run.measure import measure
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 @RUNNERS.register

@@ -24,7 +24,7 @@ from perflab.engines.parsl_common import load_config_file, scripts_on_path, wher
 from perflab.errors import PerflabError
 from perflab.options import Opt
 from perflab.run.record import RunRecord
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: Seconds between looks at the Slurm jobs' states while runs are outstanding.
 POLL_S = 2.0
@@ -34,7 +34,7 @@ def remote_measure(spec: dict[str, Any], runner: dict[str, Any] | None = None) -
     """Runs on the worker: measure one spec there and send the record back, its ``env``
     saying where it ran (``runner``: executor, provider, scheduler)."""
     from perflab.run.measure import measure
-    from perflab.run.spec import RunSpec
+    from perflab.spec import RunSpec
 
     record = measure(RunSpec.from_dict(spec)).to_dict()
     if runner:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from perflab.errors import PerflabError
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 LEVEL = "{level}"
 

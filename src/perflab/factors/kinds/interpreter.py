@@ -24,7 +24,7 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import FactorKind
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: perflab itself runs inside the measured interpreter, so it must be new enough for perflab.
 MIN_VERSION = (3, 11)

@@ -19,7 +19,7 @@ from perflab.errors import PerflabError
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import FactorKind, expect_table
 from perflab.factors.venvs import check_requirement, requirement_name
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 @FACTOR_KINDS.register

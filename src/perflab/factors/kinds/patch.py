@@ -16,7 +16,7 @@ from perflab.errors import PerflabError
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import FactorKind, expect_table
 from perflab.factors.patching import check_patch
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 @FACTOR_KINDS.register

@@ -25,7 +25,7 @@ from perflab.errors import PerflabError
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import FactorKind, expect_table
 from perflab.files import home_dir
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 KEYS = {"bundle", "trim_path"}
 

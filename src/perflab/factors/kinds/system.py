@@ -19,7 +19,7 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import FactorKind
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 @FACTOR_KINDS.register

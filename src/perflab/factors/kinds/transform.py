@@ -20,7 +20,7 @@ from perflab.errors import PerflabError
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import FactorKind
 from perflab.factors.transforms import parse_transform
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 @FACTOR_KINDS.register

@@ -7,7 +7,7 @@ from typing import Any
 
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import FactorKind, expect_table
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 
 @FACTOR_KINDS.register

@@ -15,7 +15,7 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import LEVEL, FactorKind, expect_table
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 POLICIES = {"batch": "--batch", "idle": "--idle", "other": "--other"}
 AFFINITY_SCHEMES = ("roles",)
