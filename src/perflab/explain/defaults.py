@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -142,7 +143,7 @@ def changed_defaults(
         short = cls.rpartition(":")[2].rpartition(".")[2]
         for name in sorted(set(a[cls]) & set(b[cls])):
             pa, pb = a[cls][name], b[cls][name]
-            if pa["repr"] == pb["repr"]:
+            if _same(pa["repr"], pb["repr"]):
                 continue
             ch = DefaultChange(cls, name, pa["repr"], pb["repr"], pb["module"], pb["function"])
             if name in explicit.get(short, ()):
@@ -151,6 +152,14 @@ def changed_defaults(
                 ch.left_out = f"A's default {pa['repr'][:40]} is not a Python literal"
             out.append(ch)
     return out
+
+
+def _same(a: str, b: str) -> bool:
+    """Equal reprs, object addresses aside (``<X object at 0x7f…>`` differs every run)."""
+    return _ADDRESS.sub("", a) == _ADDRESS.sub("", b)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _literal(text: str) -> bool:

@@ -6,6 +6,7 @@ import math
 import random
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from perflab.campaign.store import Store
@@ -24,6 +25,8 @@ from perflab.explain.plan import (
 
 #: Residual degrees of freedom the screen leaves for its error estimate.
 SCREEN_DF = 4
+#: Tasks of the smoke run of each factor (an engine target).
+SMOKE_TASKS = 100
 
 
 def explain(
@@ -78,6 +81,7 @@ def explain(
         out["verdict"] = "nothing to explain"
         return _done(out, store, setup, t0)
     add_sources(setup, prep)
+    _smoke(store, setup, prep, on_stage)
     out.update(catalog=str(prep.catalog), factors=prep.factors, groups=prep.groups)
     screen = _screen(store, setup, prep, on_stage)
     out["screen"] = screen
@@ -129,6 +133,28 @@ def _step(
     return {**d.to_dict(), "different": d.different, "metric": metric}
 
 
+def _smoke(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None) -> None:
+    """One short run of each factor alone: a change that does not run without others (it
+    imports, but fails at run time) is listed with the cause and not screened."""
+    assert prep.base_b is not None
+    base = prep.base_b
+    if base.command is None and base.tasks:  # a short run is enough to fail
+        base = replace(base, tasks=min(base.tasks, SMOKE_TASKS))
+    rows = stage(
+        store,
+        f"{setup.name}.1-smoke",
+        base,
+        prep.catalog,
+        prep.factors,
+        [[f] for f in prep.factors],
+        {"explain": setup.name, "stage": "smoke"},
+        on_stage,
+    )
+    bad = {s[0]: cause([rec]) for s, rec in rows if rec is None or rec.status != "ok"}
+    prep.listed += [f"{f}: does not run alone ({why[:160]})" for f, why in bad.items()]
+    prep.factors = [f for f in prep.factors if f not in bad]
+
+
 def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None) -> dict[str, Any]:
     """Plackett–Burman over every factor, replicated, each replicate in its own order."""
     factors = prep.factors
@@ -143,7 +169,7 @@ def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None
     assert prep.base_b is not None
     rows = stage(
         store,
-        f"{setup.name}.1-screen",
+        f"{setup.name}.2-screen",
         prep.base_b,
         prep.catalog,
         factors,
@@ -213,7 +239,7 @@ def _focus(
     assert prep.base_b is not None
     rows = stage(
         store,
-        f"{setup.name}.2-focus",
+        f"{setup.name}.3-focus",
         prep.base_b,
         prep.catalog,
         prep.factors,

@@ -10,7 +10,10 @@ what they need, by rules one can check by reading the two sources:
 * a reverted function that names a function A has and B lost (or one whose parameters
   changed) is grouped with that function's revert (callers and callee change together);
 * a reverted function that names a module-level name B no longer defines gets A's
-  definition back (an import, an assignment) in the same factor.
+  definition back (an import, an assignment) in the same factor;
+* a reverted function that uses a name (an attribute, a keyword) no module of B on the path
+  has goes with the units whose A version defines it; a unit whose B version defined names
+  its A version does not goes with the units whose B version uses them.
 
 Module-level statements that are none of these (a changed import nothing reverted uses, a
 class's bases) are listed, not reverted. Whether each factor imports is checked by
@@ -58,6 +61,9 @@ class Unit:
     lines: int  # changed lines (A's and B's sizes, a rough measure)
     refs: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)  # bare names only (calls of functions)
+    defs_a: set[str] = field(default_factory=set)  # names A's version defines (self.x = …)
+    defs_b: set[str] = field(default_factory=set)
+    refs_b: set[str] = field(default_factory=set)
     sig_changed: bool = False
     needs: list[str] = field(default_factory=list)  # A's module-level statements it needs
 
@@ -181,6 +187,28 @@ def _refs(node: ast.AST) -> set[str]:
     return out
 
 
+def _defines(node: ast.AST) -> set[str]:
+    """Names a function makes exist for others: attributes it assigns (``self.x = …``),
+    its parameters (keywords callers pass), the functions it defines."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            out.add(n.attr)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+    return out
+
+
+def vocabulary(sources: list[str]) -> set[str]:
+    """Every name and attribute the given sources use or define."""
+    out: set[str] = set()
+    for src in sources:
+        tree = ast.parse(src)
+        out |= _refs(tree) | _defines(tree) | set(_top_names(tree))
+        out |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    return out
+
+
 def _source(src: str, node: ast.AST) -> str:
     """A def's text with its decorators, dedented."""
     lines = src.splitlines(keepends=True)
@@ -212,6 +240,9 @@ def module_units(module: str, src_a: str, src_b: str, keep_defaults: set[str]) -
         u = Unit(module, qual, "changed" if fb else "lost", text, _size(fa) + _size(fb))
         u.refs = _refs(fa) - {fa.name}
         u.names = {n.id for n in ast.walk(fa) if isinstance(n, ast.Name)}
+        u.defs_a = _defines(fa)
+        if fb is not None:
+            u.defs_b, u.refs_b = _defines(fb), _refs(fb)
         u.sig_changed = fb is None or _norm(fa.args) != _norm(fb.args)
         out.append(u)
     names_a = _top_names(ta)
@@ -279,8 +310,17 @@ def diff_units(
     return units, listed
 
 
-def group_units(units: list[Unit]) -> list[Group]:
-    """Union of units that must be reverted together (see the module docstring)."""
+def path_vocabulary(pkg_dir: Path, package: str, globs: tuple[str, ...]) -> set[str]:
+    """``vocabulary`` of a release's modules matching ``globs``."""
+    mods = modules(pkg_dir, package)
+    return vocabulary(
+        [f.read_text() for m, f in mods.items() if any(fnmatch.fnmatchcase(m, g) for g in globs)]
+    )
+
+
+def group_units(units: list[Unit], vocab_b: set[str] | None = None) -> list[Group]:
+    """Union of units that must be reverted together (see the module docstring);
+    ``vocab_b``: every name B's modules on the path use or define (``vocabulary``)."""
     parent = {u.key: u.key for u in units}
 
     def find(k: str) -> str:
@@ -302,6 +342,23 @@ def group_units(units: list[Unit]) -> list[Group]:
                 if v is not u and v.kind != "constant" and v.sig_changed and near:
                     parent[find(u.key)] = find(v.key)
                     reasons.setdefault(u.key, []).append(f"{u.qualname} calls {v.qualname}")
+    if vocab_b is not None:
+        for u in units:
+            # A's version uses names B's package no longer has: it needs the units whose A
+            # version defines them (a Config attribute, a keyword, a method's new name)
+            need = u.refs - vocab_b
+            # B's version defined names A's does not: the units whose B version uses them
+            # must go back with it
+            gone = u.defs_b - u.defs_a
+            for v in units:
+                if v is u or v.kind == "constant":
+                    continue
+                if need & v.defs_a or gone & v.refs_b:
+                    parent[find(u.key)] = find(v.key)
+                    what = sorted(need & v.defs_a or gone & v.refs_b)[:3]
+                    reasons.setdefault(u.key, []).append(
+                        f"{u.qualname} and {v.qualname} share {', '.join(what)}"
+                    )
     members: dict[str, list[Unit]] = {}
     for u in units:
         members.setdefault(find(u.key), []).append(u)

@@ -36,7 +36,7 @@ from perflab.factors.transformed import locate, transformed_tree
 from perflab.factors.transforms import parse_transform
 from perflab.factors.venvs import check_requirement, prepare_environment
 from perflab.files import atomic_write, check_name, home_dir, private_dir
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 
 #: The engine options that are HTEX keywords perflab may set for safety (docs/security.md).
 SAFETY_OPTIONS = ("encrypted",)
@@ -115,7 +115,8 @@ def prepare(setup: Setup) -> Prepared:
     }
     for c in changes:
         if c.left_out:
-            listed.append(f"{c.factor}: {c.b} in B, {c.a} in A — {c.left_out}")
+            a, b = (" ".join(x.split())[:60] for x in (c.a, c.b))
+            listed.append(f"{c.factor}: {b} in B, {a} in A — {c.left_out}")
         else:
             tables[c.factor] = {
                 "description": f"restore A's default {c.name}={c.a}",
@@ -149,7 +150,7 @@ def add_sources(setup: Setup, prep: Prepared) -> None:
     )
     units, more = hunks.diff_units(dir_a, dir_b, setup.package, tuple(globs), prep.keep)
     prep.listed += more
-    groups = hunks.group_units(units)
+    groups = hunks.group_units(units, hunks.path_vocabulary(dir_b, setup.package, tuple(globs)))
     groups, broken = _importable(setup.package, dir_b, py[setup.b], groups)
     prep.listed += [f"{g.name}: does not import alone ({why})" for g, why in broken]
     tables = dict(prep.tables)
