@@ -172,7 +172,7 @@ def figure(screen_json: Path, focus_json: Path | None, names: list[str], out: Pa
         + geom_errorbar(aes(ymin="ci_low", ymax="ci_high"), width=0.3)
         + geom_point(size=2)
         + coord_flip()
-        + facet_wrap("~metric")
+        + facet_wrap("~metric", scales="free_x")
         + theme_bw()
         + labs(x="", y="removed / kept (95% CI)",
                title="Per-line cost of the submit-side logger calls, HTEX noop")
