@@ -8,7 +8,8 @@ from pathlib import Path
 
 from perflab.explain.hunks import group_units, module_units
 from perflab.explain.plan import to_toml
-from perflab.factors.transforms import apply, parse_transform, replace_function
+from perflab.factors.code_ops import replace_function
+from perflab.factors.transforms import apply, parse_transform
 
 sys.path.insert(0, str(Path(__file__).parent))
 from toyrelease import COMMON, RELEASES  # noqa: E402

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perflab.factors.transforms import _replace_exprs, shift
+from perflab.factors.code_ops import shift
+from perflab.factors.transforms import _replace_exprs
 
 #: Modules on Parsl's measured path (executor, interchange, worker pool, data flow kernel,
 #: the job and serialisation layers they call on every task).
