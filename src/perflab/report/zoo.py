@@ -246,7 +246,8 @@ def print_zoo(table: dict[str, Any], rows: list[dict[str, Any]], name: str) -> N
         c = _cells(r)
         t.add_row(*(c[k] for k in COLUMNS))
     console = Console()
-    console.print(t)
+    if table["metg"] or any(table["patterns"].values()):  # a workflows-only zoo has none
+        console.print(t)
     for target, m in table["metg"].items():
         console.print(f"{target}: efficiency by task size ({table['basis']} basis, 95% CI)")
         for p in m["curve"]:
