@@ -16,6 +16,7 @@ from perflab.explain.plan import (
     OnStage,
     Prepared,
     Setup,
+    add_module_revert,
     add_sources,
     prepare,
     rounds,
@@ -153,6 +154,22 @@ def _smoke(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None)
     bad = {s[0]: cause([rec]) for s, rec in rows if rec is None or rec.status != "ok"}
     prep.listed += [f"{f}: does not run alone ({why[:160]})" for f, why in bad.items()]
     prep.factors = [f for f in prep.factors if f not in bad]
+    coarse = add_module_revert(setup, prep, sorted(bad))
+    if coarse:  # the modules of what does not run alone, reverted whole: one coarse factor
+        rows = stage(
+            store,
+            f"{setup.name}.1-smoke-modules",
+            base,
+            prep.catalog,
+            [*prep.factors, coarse],
+            [[coarse]],
+            {"explain": setup.name, "stage": "smoke"},
+            on_stage,
+        )
+        if all(rec is not None and rec.status == "ok" for _, rec in rows):
+            prep.factors.append(coarse)
+        else:
+            prep.listed.append(f"{coarse}: does not run ({cause([r for _, r in rows])[:160]})")
 
 
 def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None) -> dict[str, Any]:

@@ -153,7 +153,7 @@ def add_sources(setup: Setup, prep: Prepared) -> None:
     groups = hunks.group_units(units, hunks.path_vocabulary(dir_b, setup.package, tuple(globs)))
     groups, broken = _importable(setup.package, dir_b, py[setup.b], groups)
     prep.listed += [f"{g.name}: does not import alone ({why})" for g, why in broken]
-    tables = dict(prep.tables)
+    tables = prep.tables
     for g in groups:
         tables[g.name] = {
             "description": f"revert {', '.join(u.qualname for u in g.units)}",
@@ -164,6 +164,35 @@ def add_sources(setup: Setup, prep: Prepared) -> None:
     atomic_write(prep.catalog, to_toml(tables))
     prep.factors = [f for f in tables if f != "release_a"]
     prep.groups = [g.to_dict() for g in groups]
+
+
+def add_module_revert(setup: Setup, prep: Prepared, failed: list[str]) -> str | None:
+    """One factor reverting, whole, every module the failed source factors touch (A's file
+    in place of B's): a change spread over modules that no function-level revert can run
+    is still measured, coarsely. Its name is returned (None when nothing failed)."""
+    units = [u for g in prep.groups if g["factor"] in failed for u in g["units"]]
+    mods = sorted({u.split(":", 1)[0] for u in units})
+    if not mods:
+        return None
+    dir_a, _ = locate(setup.package, prep.python[setup.a])
+    files = hunks.modules(dir_a, setup.package)
+    name = f"revert_modules_{len(mods)}"
+    prep.tables[name] = {
+        "description": f"A's {', '.join(mods)} (whole modules)",
+        "category": "source_keep",
+        "transform": [
+            {
+                "package": setup.package,
+                "op": "replace_module",
+                "module": m,
+                "value": files[m].read_text(),
+            }
+            for m in mods
+            if m in files
+        ],
+    }
+    atomic_write(prep.catalog, to_toml(prep.tables))
+    return name
 
 
 def _safety(

@@ -26,7 +26,7 @@ LOGGER_NAMES = frozenset({"logger", "log", "_logger", "LOGGER"})
 LEVELS = ("debug", "info", "warning", "error", "exception", "critical")
 OPS = (
     "remove_log_calls", "lazy_log_calls", "set_default", "set_constant",
-    "replace_function", "add_statement",
+    "replace_function", "add_statement", "replace_module",
 )  # fmt: skip
 
 
@@ -63,6 +63,7 @@ class Transform:
             "set_constant": f"set {self.name} to {self.value!r}",
             "replace_function": f"replace function {self.function} by another version's",
             "add_statement": f"add the statement {str(self.value)[:40]!r}",
+            "replace_module": "replace the whole module by another version's",
         }[self.op]
         sel = f" matching {list(self.match)}" if self.match else ""
         inside = f" in {self.function}" if self.function and "log" in self.op else ""
@@ -98,7 +99,7 @@ def parse_transform(table: dict[str, Any], where: str) -> Transform:
             raise PerflabError(f"{where}: transform expr {table['expr']!r} is not Python") from None
     if op == "set_default" and not table.get("function"):
         raise PerflabError(f"{where}: transform set_default needs `function`")
-    if op in ("replace_function", "add_statement"):
+    if op in ("replace_function", "add_statement", "replace_module"):
         _check_code(op, table, where)
     return Transform(
         package=table["package"],
@@ -205,6 +206,8 @@ def apply(t: Transform, source: str, module: str) -> tuple[str, int]:
         return replace_function(source, t.function or "", str(t.value))
     if t.op == "add_statement":
         return add_statement(source, str(t.value))
+    if t.op == "replace_module":
+        return str(t.value), int(str(t.value) != source)
     return _set_constant(t, source)
 
 
