@@ -207,13 +207,15 @@ def _safety(
         for c in changes
         if c.name in SAFETY_OPTIONS and c.left_out and c.name not in setup.base.engine_options
     ]
-    info: dict[str, Any] = {"mode": setup.safety, "hidden": [c.to_dict() for c in hidden]}
+    info: dict[str, Any] = {"mode": setup.safety, "hidden": []}
     if not hidden or setup.safety == "keep":
         for c in hidden:
             c.left_out = "perflab's safety setting (--safety keep): both measured with it"
+        info["hidden"] = [c.to_dict() for c in hidden]
         return spec_b, {}, info
     for c in hidden:
         c.left_out = "measured as shipped: a config factor of its own"
+    info["hidden"] = [c.to_dict() for c in hidden]
     opts_a = {c.name: _literal(c.a) for c in hidden}
     opts_b = {c.name: _literal(c.b) for c in hidden}
     insecure = any(v is False for v in (*opts_a.values(), *opts_b.values()))

@@ -63,6 +63,11 @@ def _focus_lines(r: dict[str, Any], metric: str) -> list[str]:
             f"  {f[:48]:<48} {_pct(e['share']):>14} {_pct(e['low']) + '–' + _pct(e['high']):>16}"
             f" {e['p_holm']:>9.2g}  {'yes' if e['claimed'] else 'no'}"
         )
+    if not est["factors"]:
+        out.append(
+            f"  no factor survived the screen: the whole step is unexplained (B/A "
+            f"{s['ratio']:.3f}, {s['low']:.3f}–{s['high']:.3f}); see what is listed below"
+        )
     if "residual" in est:
         res, j = est["residual"], est["joint"]
         out.append(
