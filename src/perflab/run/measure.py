@@ -24,7 +24,7 @@ from perflab.run import envinfo, launch, phases
 from perflab.run.fill import disk_full, fill
 from perflab.run.launch import Supervisor
 from perflab.run.record import METRICS, RunRecord
-from perflab.run.spec import RunSpec
+from perflab.spec import RunSpec
 from perflab.workloads import WORKLOADS
 
 #: Seconds the caller waits for the supervisor beyond the run's own timeout.
@@ -69,8 +69,10 @@ def validate(spec: RunSpec) -> None:
         workload.command()  # the command line exists and names an executable
     # a workload that resolves dependencies itself (a workflow) needs only an executor's loop
     own = getattr(workload, "resolves_dependencies", False)
-    if workload.needs_dependencies and engine.dependencies is None and not (
-        own and hasattr(engine, "loop")
+    if (
+        workload.needs_dependencies
+        and engine.dependencies is None
+        and not (own and hasattr(engine, "loop"))
     ):
         able = [n for n, e in ENGINES.items() if e.dependencies or (own and hasattr(e, "loop"))]
         raise PerflabError(
