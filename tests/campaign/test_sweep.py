@@ -50,7 +50,7 @@ def test_base_treatments_go_into_every_set() -> None:
 @pytest.mark.parametrize(
     ("factors", "opts", "message"),
     [
-        (["workers=1..2"], {"mode": "spiral"}, "mode 'spiral' is not one of"),
+        (["workers=1..2"], {"mode": "spiral"}, "option mode must be one of 'grid', 'ofat'"),
         (["workers=1..2", "workers=3..4"], {}, "factor 'workers' given twice"),
         (["workers=1..2"], {"base": "workers=3"}, "is also swept"),
         (["workers=1..2"], {"base_levels": "workers=9"}, "not a swept factor's level"),

@@ -192,8 +192,8 @@ def test_the_manager_never_runs_without_a_password(tmp_path: Path, problem: str)
     if problem == "empty":
         pw.touch(mode=0o600)
     argv = ["0", str(tmp_path)] + ([] if problem == "no argument" else [str(pw)])
-    python = str(WorkQueueEngine.options["python"])
-    workqueue.check_installed(python, str(WorkQueueEngine.options["worker_bin"]))
+    python = str(WorkQueueEngine.options["python"].default)
+    workqueue.check_installed(python, str(WorkQueueEngine.options["worker_bin"].default))
     proc = subprocess.run(
         [python, str(workqueue.MANAGER), *argv],
         stdin=subprocess.DEVNULL,

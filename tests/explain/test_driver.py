@@ -51,6 +51,10 @@ def explain(toy: Path, tmp_path: Path) -> Callable[..., tuple[int, str, str]]:
     return run
 
 
+#: How far timer overshoot can move a true share (see the test below).
+SLEEP_TOLERANCE = 0.03
+
+
 def _campaigns(tmp_path: Path) -> list[str]:
     db = tmp_path / "s.db"
     if not db.exists():
@@ -68,8 +72,12 @@ def test_explain_finds_the_hunk_and_the_default_with_their_shares(
     res = json.loads(out)
     est = res["focus"]["us_per_task"]["factors"]
     assert set(res["claimed"]) == {"hunk_core_Worker_run", "dflt_Worker_rounds"}, est
+    # each sleep overshoots by the scheduler's latency (the default adds two sleeps, the hunk
+    # one), which moves the true shares off 0.6/0.4 by up to ~0.02 on a loaded machine: the
+    # interval must reach the truth within that stated tolerance
     for factor, share in (("hunk_core_Worker_run", 0.6), ("dflt_Worker_rounds", 0.4)):
-        assert est[factor]["low"] <= share <= est[factor]["high"], (factor, est[factor])
+        low, high = est[factor]["low"], est[factor]["high"]
+        assert low - SLEEP_TOLERANCE <= share <= high + SLEEP_TOLERANCE, (factor, est[factor])
     # the null changes (label's default, tidy, describe with fmt) are never claimed
     assert {"dflt_Worker_label", "hunk_core_Worker_tidy", "hunk_core_fmt_g2"} <= set(res["factors"])
     assert (tmp_path / "out" / "explain.html").is_file()

@@ -11,7 +11,7 @@ import click
 
 from perflab.campaign.plan import run_campaign
 from perflab.campaign.store import Store
-from perflab.cli.app import json_option, main, names, store_option
+from perflab.cli.app import json_option, main, names, output_option, runs_option, store_option
 from perflab.errors import PerflabError
 from perflab.report import terminal
 from perflab.zoo.suite import (
@@ -44,78 +44,73 @@ def _count(text: str, option: str) -> int:
         raise PerflabError(f"{option}: {text!r} is not a number of tasks") from None
 
 
+#: The options ``zoo`` and ``metg`` share, in the order ``--help`` lists them.
+_SHARED = [
+    click.option(
+        "--levels",
+        metavar="US,US,...",
+        help="First METG task sizes in µs "
+        f"(default {','.join(f'{v:g}' for v in DEFAULT_LEVELS)}); the search then "
+        "steps outwards and bisects until the crossing is bracketed.",
+    ),
+    click.option(
+        "--fixed-levels",
+        is_flag=True,
+        help="Measure the --levels only (no search: the METG may be a bound).",
+    ),
+    click.option(
+        "--point-s",
+        type=float,
+        default=0.5,
+        show_default=True,
+        help="Ideal seconds of work per METG run (sets its number of tasks).",
+    ),
+    runs_option(3, "Times each measurement is repeated (interleaved).", old=("--replicates",)),
+    click.option("--workers", type=int, help="Workers per engine (default: cores)."),
+    click.option(
+        "--kernel",
+        default="hash",
+        show_default=True,
+        help="hash (releases the GIL, like NumPy work) or spin (holds it).",
+    ),
+    click.option(
+        "--metg-tasks",
+        type=int,
+        default=100,
+        show_default=True,
+        help="Fewest tasks per METG run (more where --point-s asks for them).",
+    ),
+    click.option(
+        "--threshold",
+        type=float,
+        default=0.5,
+        show_default=True,
+        help="METG efficiency threshold.",
+    ),
+    click.option(
+        "--basis",
+        default="peak",
+        show_default=True,
+        help="Efficiency relative to the kernel's calibrated peak, or to the largest task size.",
+    ),
+    click.option(
+        "--timeout",
+        "timeout_s",
+        type=float,
+        default=300.0,
+        show_default=True,
+        help="Seconds one run may take before it is stopped.",
+    ),
+    click.option("--name", help="Campaign name (an existing zoo is resumed)."),
+    output_option("Write zoo.html here."),
+    click.option("--seed", type=int, help="Random seed for the run order."),
+    store_option,
+    json_option,
+]
+
+
 def zoo_options(f: Any) -> Any:
-    for opt in reversed(
-        [
-            click.option(
-                "--levels",
-                metavar="US,US,...",
-                help="First METG task sizes in µs "
-                f"(default {','.join(f'{v:g}' for v in DEFAULT_LEVELS)}); the search then "
-                "steps outwards and bisects until the crossing is bracketed.",
-            ),
-            click.option(
-                "--fixed-levels",
-                is_flag=True,
-                help="Measure the --levels only (no search: the METG may be a bound).",
-            ),
-            click.option(
-                "--point-s",
-                type=float,
-                default=0.5,
-                show_default=True,
-                help="Ideal seconds of work per METG run (sets its number of tasks).",
-            ),
-            click.option(
-                "--replicates",
-                type=int,
-                default=3,
-                show_default=True,
-                help="Times each measurement is repeated (interleaved).",
-            ),
-            click.option("--workers", type=int, help="Workers per engine (default: cores)."),
-            click.option(
-                "--kernel",
-                default="hash",
-                show_default=True,
-                help="hash (releases the GIL, like NumPy work) or spin (holds it).",
-            ),
-            click.option(
-                "--metg-tasks",
-                type=int,
-                default=100,
-                show_default=True,
-                help="Fewest tasks per METG run (more where --point-s asks for them).",
-            ),
-            click.option(
-                "--threshold",
-                type=float,
-                default=0.5,
-                show_default=True,
-                help="METG efficiency threshold.",
-            ),
-            click.option(
-                "--basis",
-                default="peak",
-                show_default=True,
-                help="Efficiency relative to the kernel's calibrated peak, or to the "
-                "largest task size.",
-            ),
-            click.option(
-                "--timeout",
-                "timeout_s",
-                type=float,
-                default=300.0,
-                show_default=True,
-                help="Seconds one run may take before it is stopped.",
-            ),
-            click.option("--name", help="Campaign name (an existing zoo is resumed)."),
-            click.option("-o", "--output", type=click.Path(), help="Write zoo.html here."),
-            click.option("--seed", type=int, help="Random seed for the run order."),
-            store_option,
-            json_option,
-        ]
-    ):
+    for opt in reversed(_SHARED):
         f = opt(f)
     return f
 
@@ -171,7 +166,7 @@ def zoo_cmd(
 
 
 @main.command("metg")
-@click.option("--target", required=True, help="The engine.")
+@click.option("--target", "-t", required=True, help="The engine.")
 @zoo_options
 def metg_cmd(target: str, **o: Any) -> None:
     """METG(50%) of one engine: sweep task granularity and find where efficiency halves."""
@@ -183,7 +178,7 @@ def _config(o: dict[str, Any], targets: list[str], kinds: list[str]) -> ZooConfi
         targets=targets,
         kinds=kinds,
         levels=_levels(o["levels"]),
-        replicates=o["replicates"],
+        replicates=o["runs"],
         metg_tasks=o["metg_tasks"],
         point_s=o["point_s"],
         adaptive=not o["fixed_levels"],

@@ -22,8 +22,6 @@ class RandomSets(Design):
         k = len(cons.factors)
         runs = int(self.opts["runs"]) or 2 * (k + 1)
         p = float(self.opts["p"])
-        if not 0 < p < 1:
-            raise PerflabError(f"design 'random': p must be between 0 and 1 (got {p})")
         seen: set[tuple[str, ...]] = set()
         out: list[list[str]] = []
         for _ in range(runs * 1000):

@@ -25,8 +25,6 @@ class Sequences(Design):
 
     def generate(self, cons: Constraints, rng: np.random.Generator) -> list[list[str]]:
         n = int(self.opts["sequences"])
-        if n < 1:
-            raise PerflabError("design 'sequences': sequences must be >= 1")
         orders: list[list[str]] = []
         for _ in range(n):
             orders.append(self._one(cons, rng))
