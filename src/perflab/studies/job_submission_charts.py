@@ -23,16 +23,16 @@ def print_table(rows: Sequence[dict[str, Any]], console: Console | None = None) 
         t.add_column(col, justify="left" if col in ("type", "") else "right")
     for r in rows:
         rate = number(r["jobs_per_s"]) if r["jobs_per_s"] is not None else "failed"
-        seed = r["seed"]
+        was = r["seed"]  # the original study's figures (JSON key kept)
         t.add_row(
             r["id"], r["type"], "here", str(r["jobs"]), rate, number(r["real_s"], 2),
             number(r["sys_s"], 2), number(r["user_s"], 2), number(r["util_pct"]),
-            end_section=not seed,
+            end_section=not was,
         )  # fmt: skip
-        if seed:
+        if was:
             t.add_row(
-                "", "", "original", "1,000", number(seed["jobs_per_s"]), number(seed["real_s"]),
-                number(seed["sys_s"]), number(seed["user_s"]), number(seed["util_pct"]),
+                "", "", "original", "1,000", number(was["jobs_per_s"]), number(was["real_s"]),
+                number(was["sys_s"]), number(was["user_s"]), number(was["util_pct"]),
                 style="dim", end_section=True,
             )  # fmt: skip
     console.print(t)
