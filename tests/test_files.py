@@ -14,7 +14,7 @@ import pytest
 from attacker import as_nobody, needs_root
 from conftest import perflab
 from perflab.errors import PerflabError
-from perflab.files import atomic_write, create_private, private_dir
+from perflab.files import atomic_write, build_dir, create_private, private_dir
 
 
 @pytest.fixture
@@ -80,3 +80,21 @@ def test_a_home_another_user_planted_is_refused(shared: Path) -> None:
     assert last.startswith("perflab: error: directory") and ".perflab" in last
     assert "belongs to uid 65534" in last
     assert not any((shared / ".perflab").rglob("*.db"))
+
+
+def test_a_built_directory_appears_whole_or_not_at_all(tmp_path: Path) -> None:
+    dest = tmp_path / "cache" / "key"
+    with pytest.raises(RuntimeError), build_dir(dest) as tmp:
+        (tmp / "half").write_text("x")
+        raise RuntimeError("the build failed")
+    assert not dest.exists() and list(dest.parent.iterdir()) == []
+    with build_dir(dest) as tmp:
+        assert stat.S_IMODE(tmp.stat().st_mode) == 0o700
+        (tmp / "whole").write_text("x")
+    assert (dest / ".complete").is_file() and (dest / "whole").read_text() == "x"
+    # a second builder of the same key finds it made and keeps the first copy
+    with build_dir(dest) as tmp:
+        (tmp / "other").write_text("y")
+    assert not (dest / "other").exists() and sorted(p.name for p in dest.parent.iterdir()) == [
+        "key"
+    ]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from perflab.errors import PerflabError
@@ -118,3 +120,27 @@ def atomic_write(path: str | Path, data: str | bytes | Callable[[Path], None]) -
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+@contextmanager
+def build_dir(dest: Path) -> Iterator[Path]:
+    """A fresh private directory to fill, which becomes ``dest`` (marked ``.complete``) when
+    the block ends; on an error it is removed and ``dest`` is untouched.
+
+    Caches built this way are read only once ``dest/.complete`` exists, so a reader never
+    sees half a copy; when two runs build the same ``dest`` at once, the first to finish
+    wins and the other's copy is dropped.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # mkdtemp: 0700 and an unguessable name, so nothing planted beside dest is reused
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
+    try:
+        yield tmp
+        (tmp / ".complete").touch()
+        try:
+            tmp.rename(dest)
+        except OSError:  # another run made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

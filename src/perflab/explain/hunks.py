@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from perflab.factors.code_ops import shift
-from perflab.factors.transforms import _replace_exprs
+from perflab.factors.transformed import modules
+from perflab.factors.transforms import replace_exprs
 
 #: Modules on Parsl's measured path (executor, interchange, worker pool, data flow kernel,
 #: the job and serialisation layers they call on every task).
@@ -118,16 +119,6 @@ class Group:
             "why": self.why,
             "lines": sum(u.lines for u in self.units),
         }
-
-
-def modules(pkg_dir: Path, package: str) -> dict[str, Path]:
-    """Dotted module name -> file, for every ``.py`` under the package directory."""
-    out = {}
-    for f in sorted(pkg_dir.rglob("*.py")):
-        parts = f.relative_to(pkg_dir).with_suffix("").parts
-        parts = parts[:-1] if parts[-1] == "__init__" else parts
-        out[".".join((package, *parts))] = f
-    return out
 
 
 def _norm(node: ast.AST) -> str:
@@ -281,7 +272,7 @@ def _with_defaults(text_a: str, text_b: str) -> str:
         new = dflt_b.get(arg.arg)
         if new is not None:
             edits.append((d, new))
-    return _replace_exprs(text_a, edits)[0]
+    return replace_exprs(text_a, edits)[0]
 
 
 def _defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr]]:

@@ -32,7 +32,7 @@ from perflab.compare.gate import metric_value
 from perflab.errors import PerflabError
 from perflab.explain import defaults as dflt
 from perflab.explain import hunks
-from perflab.factors.transformed import locate, transformed_tree
+from perflab.factors.transformed import locate, modules, transformed_tree
 from perflab.factors.transforms import parse_transform
 from perflab.factors.venvs import check_requirement, prepare_environment
 from perflab.files import atomic_write, check_name, home_dir, private_dir
@@ -175,7 +175,7 @@ def add_module_revert(setup: Setup, prep: Prepared, failed: list[str]) -> str | 
     if not mods:
         return None
     dir_a, _ = locate(setup.package, prep.python[setup.a])
-    files = hunks.modules(dir_a, setup.package)
+    files = modules(dir_a, setup.package)
     name = f"revert_modules_{len(mods)}"
     prep.tables[name] = {
         "description": f"A's {', '.join(mods)} (whole modules)",

@@ -16,7 +16,7 @@ from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.factors.catalog import Catalog
-from perflab.factors.transformed import _modules
+from perflab.factors.transformed import modules
 from perflab.factors.transforms import Site, log_sites, slug
 
 
@@ -60,11 +60,11 @@ def log_call_factors(
     of one function that no literal tells apart share a factor."""
     groups = _grouped(catalog)
     out: dict[str, CallFactor] = {}
-    modules = {m: f for m, f in _modules(pkg_dir, package).items()
+    chosen = {m: f for m, f in modules(pkg_dir, package).items()
                if fnmatch.fnmatchcase(m, module_glob)}  # fmt: skip
-    if not modules:
+    if not chosen:
         raise PerflabError(f"--module {module_glob}: no module of {package} matches it")
-    for module, path in modules.items():
+    for module, path in chosen.items():
         sites = log_sites(path.read_text(), module, levels)
         covered: set[int] = set()
         for site in sites:

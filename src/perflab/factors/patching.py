@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
-import os
 import re
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
+from perflab.files import build_dir
 
 #: Modules some packages also install as scripts on PATH (Parsl launches these by name).
 SCRIPT_COPIES = {
@@ -140,10 +140,7 @@ def patched_tree(patches: list[dict[str, Any]], cache_root: Path) -> Path:
     dest = cache_root / h.hexdigest()[:20]
     if (dest / ".complete").exists():
         return dest
-    tmp = cache_root / f"{dest.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    with build_dir(dest) as tmp:
         for package in dict.fromkeys(p["package"] for p in patches):
             # a namespace package's copy (radical/saga) shadows only that subpackage
             shutil.copytree(
@@ -169,14 +166,6 @@ def patched_tree(patches: list[dict[str, Any]], cache_root: Path) -> Path:
                 except SyntaxError as exc:
                     raise PatchError(f"patch {p['factor']} leaves {rel} invalid: {exc}") from None
         write_scripts(tmp, {p["package"] for p in patches}, sys.executable)
-        (tmp / ".complete").touch()
-        try:
-            tmp.rename(dest)
-        except OSError:  # another run made it first
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return dest
 
 

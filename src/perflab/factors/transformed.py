@@ -21,6 +21,7 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.factors.patching import write_scripts
 from perflab.factors.transforms import Transform, apply, log_sites, parse_transform
+from perflab.files import build_dir
 from perflab.spec import RunSpec
 
 _LOCATE = (
@@ -57,7 +58,8 @@ def tree_package(tree: Path, package: str) -> tuple[Path, str]:
     )
 
 
-def _modules(pkg_dir: Path, package: str) -> dict[str, Path]:
+def modules(pkg_dir: Path, package: str) -> dict[str, Path]:
+    """Dotted module name -> file, for every ``.py`` under the package directory."""
     out = {}
     for f in sorted(pkg_dir.rglob("*.py")):
         parts = f.relative_to(pkg_dir).with_suffix("").parts
@@ -72,15 +74,15 @@ def apply_to_tree(
     """The new text of every file the transforms change (keyed by path relative to the
     package's parent), and per factor what changed where. A transform that changes nothing
     in this version is a PerflabError naming the version and the selector."""
-    modules = _modules(pkg_dir, package)
+    found = modules(pkg_dir, package)
     texts: dict[Path, str] = {}
     report = []
     for factor, t in items:
-        names = [m for m in modules if fnmatch.fnmatchcase(m, t.module)]
+        names = [m for m in found if fnmatch.fnmatchcase(m, t.module)]
         counts: dict[str, int] = {}
         for m in names:
-            rel = modules[m].relative_to(pkg_dir.parent)
-            before = texts.get(rel) or modules[m].read_text()
+            rel = found[m].relative_to(pkg_dir.parent)
+            before = texts.get(rel) or found[m].read_text()
             after, n = apply(t, before, m)
             if n:
                 texts[rel], counts[m] = after, n
@@ -93,7 +95,7 @@ def apply_to_tree(
         entry: dict[str, Any] = {
             "factor": factor, "op": t.op, "changed": counts, "total": sum(counts.values())
         }  # fmt: skip
-        missing = unmatched(t, {m: modules[m].read_text() for m in names})
+        missing = unmatched(t, {m: found[m].read_text() for m in names})
         if missing:  # the factor applies, but not all of it: say which selectors found nothing
             entry["unmatched"] = missing
         report.append(entry)
@@ -130,10 +132,7 @@ def transformed_tree(
     if (dest / ".complete").exists():
         return dest, json.loads((dest / "transform.json").read_text())["factors"]
     texts, report = apply_to_tree(pkg_dir, package, version, items)
-    tmp = cache_root / f".{dest.name}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True, mode=0o700)
-    try:
+    with build_dir(dest) as tmp:
         top = tmp / package.replace(".", "/")
         shutil.copytree(pkg_dir, top, ignore=shutil.ignore_patterns("__pycache__"))
         diff: list[str] = []
@@ -148,14 +147,6 @@ def transformed_tree(
         (tmp / "transform.diff").write_text("".join(diff))
         meta = {"package": package, "version": version, "source": str(pkg_dir), "factors": report}
         (tmp / "transform.json").write_text(json.dumps(meta, indent=1))
-        (tmp / ".complete").touch()
-        try:
-            tmp.rename(dest)
-        except OSError:  # another run made it first
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return dest, report
 
 

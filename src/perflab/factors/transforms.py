@@ -269,7 +269,7 @@ def _set_default(t: Transform, source: str) -> tuple[str, int]:
         pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d]
         new = str(t.value) if t.extra.get("expr") else repr(t.value)
         edits += [(d, new) for arg, d in pairs if arg.arg == t.name]
-    return _replace_exprs(source, edits)
+    return replace_exprs(source, edits)
 
 
 def _set_constant(t: Transform, source: str) -> tuple[str, int]:
@@ -298,7 +298,7 @@ def _set_constant(t: Transform, source: str) -> tuple[str, int]:
         value = getattr(node, "value", None)
         if value is not None and any(ast.unparse(tg) == name for tg in targets):
             edits.append((value, t.value if t.extra.get("expr") else repr(t.value)))
-    return _replace_exprs(source, edits)
+    return replace_exprs(source, edits)
 
 
 def _functions(tree: ast.AST) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
@@ -316,7 +316,7 @@ def _functions(tree: ast.AST) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionD
     return out
 
 
-def _replace_exprs(source: str, edits: list[tuple[ast.expr, str]]) -> tuple[str, int]:
+def replace_exprs(source: str, edits: list[tuple[ast.expr, str]]) -> tuple[str, int]:
     """Each expression's exact source span replaced by new text (bottom-up by position)."""
     lines = source.splitlines(keepends=True)
     offsets = [0]
