@@ -1,6 +1,6 @@
-"""Issue 17: every bad input a clear error, every failure recorded truthfully, one driver per
-campaign. One test per item of the issue (reproduced first through the real CLI), plus the
-disk-full, the two-drivers and the internal-error cases. Only black-box commands run here."""
+"""Reliability through the real CLI: every bad input a clear error, every failure recorded
+truthfully, one driver per campaign; a full disk, two drivers and an internal error. Only
+black-box commands run here."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def run_c(work: Path, name: str, *extra: str, db: Path | None = None):
     return perflab("campaign", "run", name, "--store", str(db or work / "s.db"), *extra, cwd=work)
 
 
-# --- item 1: a full disk, a missing file, a crashed supervisor ------------------------------
+# --- a full disk, a missing file, a crashed supervisor ------------------------------
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ FILL = (
 )
 
 
-def test_item1_full_run_root_is_failed_unmeasured_and_resumed(work: Path, small_fs: Path) -> None:
+def test_full_run_root_is_failed_unmeasured_and_resumed(work: Path, small_fs: Path) -> None:
     create(
         work,
         "full",
@@ -124,7 +124,7 @@ def test_item1_full_run_root_is_failed_unmeasured_and_resumed(work: Path, small_
     assert [r["status"] for r in stored] == ["ok"] * 4
 
 
-def test_item1_missing_file_is_failed_with_cause_and_retried(work: Path) -> None:
+def test_missing_file_is_failed_with_cause_and_retried(work: Path) -> None:
     # The first run deletes its own run directory: the supervisor cannot write its result.
     cmd = 'if [ ! -e once ]; then touch once; rm -rf "$PERFLAB_RUN_DIR"; fi; echo 100'
     create(work, "mf", cmd, "--factors", "a", "--design", "full")
@@ -140,7 +140,7 @@ def test_item1_missing_file_is_failed_with_cause_and_retried(work: Path) -> None
     assert len({r["run_id"] for r in stored}) == 2
 
 
-def test_item1_store_on_a_full_disk_stops_cleanly(work: Path, small_fs: Path) -> None:
+def test_store_on_a_full_disk_stops_cleanly(work: Path, small_fs: Path) -> None:
     db = small_fs / "s.db"
     proc = perflab(
         "campaign",
@@ -175,10 +175,10 @@ def test_item1_store_on_a_full_disk_stops_cleanly(work: Path, small_fs: Path) ->
     assert sorted(seqs) == list(range(12))
 
 
-# --- item 2: the campaign keeps its catalog's content ----------------------------------------
+# --- the campaign keeps its catalog's content ----------------------------------------
 
 
-def test_item2_edited_catalog_does_not_change_a_campaign(work: Path) -> None:
+def test_edited_catalog_does_not_change_a_campaign(work: Path) -> None:
     cat = work / "c.toml"
     cat.write_text('[factor.slow]\ncategory = "environment"\nenv = {DELAY = "1500"}\n')
     create(
@@ -207,7 +207,7 @@ def test_item2_edited_catalog_does_not_change_a_campaign(work: Path) -> None:
     assert perflab("campaign", "status", "c2", "--store", "s.db", cwd=work).returncode == 0
 
 
-def test_item2_catalog_may_not_silently_shadow_a_builtin_factor(work: Path) -> None:
+def test_catalog_may_not_silently_shadow_a_builtin_factor(work: Path) -> None:
     cat = work / "shadow.toml"
     cat.write_text('[factor.cfg_poll_100]\nenv = {X = "1"}\n')
     line = one_line(perflab("factors", "show", "cfg_poll_100", "--catalog", str(cat)))
@@ -218,32 +218,32 @@ def test_item2_catalog_may_not_silently_shadow_a_builtin_factor(work: Path) -> N
     assert json.loads(proc.stdout)["effects"] == {"env": {"X": "1"}}
 
 
-# --- item 3: exit codes of campaign run --------------------------------------------------------
+# --- exit codes of campaign run --------------------------------------------------------
 
 
-def test_item3_campaign_run_exits_1_when_runs_failed(work: Path) -> None:
+def test_campaign_run_exits_1_when_runs_failed(work: Path) -> None:
     create(work, "c3", "exit 3", "--factors", "a,b", "--design", "full")
     proc = run_c(work, "c3", "--json")
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["failed"] == 4
 
 
-# --- item 4: impossible scores ---------------------------------------------------------------
+# --- impossible scores ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize("score", ["-5", "0", '{"us_per_task": -1}'])
-def test_item4_impossible_score_is_refused(work: Path, score: str) -> None:
+def test_impossible_score_is_refused(work: Path, score: str) -> None:
     line = one_line(perflab("run", "--command", f"echo '{score}'", "--run-root", "r", "--json"))
     assert "us_per_task" in line and "> 0" in line
 
 
-def test_item4_campaign_stores_an_impossible_score_as_failed(work: Path) -> None:
+def test_campaign_stores_an_impossible_score_as_failed(work: Path) -> None:
     create(work, "c4", "echo -5", "--factors", "a", "--design", "full")
     assert run_c(work, "c4", "--json").returncode == 1
     assert {r["status"] for r in runs(work / "s.db", "c4")} == {"failed"}
 
 
-def test_item4_import_refuses_negative_time(work: Path) -> None:
+def test_import_refuses_negative_time(work: Path) -> None:
     (work / "neg.csv").write_text("run_id;timestamp;us_per_task;a\nx;0;5;1\ny;1;-42;0\n")
     line = one_line(perflab("import", "neg.csv", "--campaign", "n", "--store", "s.db"))
     assert "neg.csv:3" in line and "us_per_task" in line
@@ -253,7 +253,7 @@ def test_item4_import_refuses_negative_time(work: Path) -> None:
     )
 
 
-# --- item 5: tracebacks instead of exit 2 ------------------------------------------------------
+# --- tracebacks instead of exit 2 ------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -287,7 +287,7 @@ def _write(work: Path, name: str, data: bytes) -> str:
         (["--design", "fractional", "--design-opt", "resolution=abc"], "resolution"),
     ],
 )
-def test_item5_design_options_typed(work: Path, args: list[str], fragment: str) -> None:
+def test_design_options_typed(work: Path, args: list[str], fragment: str) -> None:
     proc = perflab(
         "campaign",
         "create",
@@ -303,7 +303,7 @@ def test_item5_design_options_typed(work: Path, args: list[str], fragment: str) 
     assert fragment in one_line(proc)
 
 
-def test_item5_wrapper_value_typed(work: Path) -> None:
+def test_wrapper_value_typed(work: Path) -> None:
     (work / "bad.toml").write_text('[factor.nic]\nwrapper = {nice = "abc"}\n')
     line = one_line(
         perflab(
@@ -324,7 +324,7 @@ def test_item5_wrapper_value_typed(work: Path) -> None:
 @pytest.mark.parametrize(
     "data", [b"run_id;timestamp;us_per_task;a\n1;0;5\xff;1\n", bytes(range(256)) * 3]
 )
-def test_item5_csv_not_text(work: Path, data: bytes) -> None:
+def test_csv_not_text(work: Path, data: bytes) -> None:
     _write(work, "b.csv", data)
     assert "b.csv" in one_line(perflab("import", "b.csv", "--campaign", "i", "--store", "s.db"))
 
@@ -332,19 +332,19 @@ def test_item5_csv_not_text(work: Path, data: bytes) -> None:
 @pytest.mark.parametrize(
     "args", [["--order", "nope,a"], ["--from", "nope"], ["--to", "nope"], ["--without", "nope"]]
 )
-def test_item5_analyze_unknown_factor(ok_campaign: Path, args: list[str]) -> None:
+def test_analyze_unknown_factor(ok_campaign: Path, args: list[str]) -> None:
     line = one_line(perflab("analyze", "ok1", "--store", "s.db", *args, cwd=ok_campaign))
     assert "nope" in line
 
 
-def test_item5_export_to_missing_dir(ok_campaign: Path) -> None:
+def test_export_to_missing_dir(ok_campaign: Path) -> None:
     line = one_line(
         perflab("export", "ok1", "-o", "/missing/dir/x.csv", "--store", "s.db", cwd=ok_campaign)
     )
     assert "/missing/dir/x.csv" in line
 
 
-def test_item5_long_campaign_name(work: Path) -> None:
+def test_long_campaign_name(work: Path) -> None:
     proc = perflab(
         "campaign", "create", "x" * 300, "--command", "echo 5", "--factors", "a", "--store", "s.db"
     )
@@ -354,7 +354,7 @@ def test_item5_long_campaign_name(work: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["text", "truncated"])
-def test_item5_store_not_sqlite(ok_campaign: Path, kind: str) -> None:
+def test_store_not_sqlite(ok_campaign: Path, kind: str) -> None:
     bad = ok_campaign / "bad.db"
     if kind == "text":
         bad.write_text("not a database at all\n" * 50)
@@ -367,7 +367,7 @@ def test_item5_store_not_sqlite(ok_campaign: Path, kind: str) -> None:
     assert bad.read_bytes() == before, "the bad store is left untouched"
 
 
-def test_item5_store_on_read_only_fs(ok_campaign: Path, tmp_path: Path) -> None:
+def test_store_on_read_only_fs(ok_campaign: Path, tmp_path: Path) -> None:
     ro = tmp_path / "ro"
     ro.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(ro)], capture_output=True).returncode:
@@ -393,7 +393,7 @@ def test_item5_store_on_read_only_fs(ok_campaign: Path, tmp_path: Path) -> None:
         subprocess.run(["umount", "-l", str(ro)], check=False)
 
 
-# --- item 6: checked before anything starts ---------------------------------------------------
+# --- checked before anything starts ---------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -405,9 +405,7 @@ def test_item5_store_on_read_only_fs(ok_campaign: Path, tmp_path: Path) -> None:
         (["-t", "dask", "--opt", "threads_per_worker=0"], "threads_per_worker"),
     ],
 )
-def test_item6_engine_options_checked_before_start(
-    work: Path, args: list[str], fragment: str
-) -> None:
+def test_engine_options_checked_before_start(work: Path, args: list[str], fragment: str) -> None:
     line = one_line(perflab("run", *args, "-n", "5", "--run-root", "r"))
     assert fragment in line
     assert not (work / "r").exists(), "nothing was started"
@@ -426,10 +424,10 @@ def test_item6_engine_options_checked_before_start(
     assert fragment in one_line(proc)
 
 
-# --- item 7: messages that name the real problem ----------------------------------------------
+# --- messages that name the real problem ----------------------------------------------
 
 
-def test_item7_messages(work: Path) -> None:
+def test_messages(work: Path) -> None:
     line = one_line(
         perflab(
             "campaign",
@@ -482,7 +480,7 @@ def test_item7_messages(work: Path) -> None:
         assert "--budget" in line
 
 
-# --- item 8: one driver per campaign ---------------------------------------------------------
+# --- one driver per campaign ---------------------------------------------------------
 
 
 def _driver(work: Path, name: str) -> subprocess.Popen:
@@ -497,7 +495,7 @@ def _driver(work: Path, name: str) -> subprocess.Popen:
     )
 
 
-def test_item8_two_drivers_one_campaign(work: Path) -> None:
+def test_two_drivers_one_campaign(work: Path) -> None:
     create(
         work,
         "c8",
@@ -523,7 +521,7 @@ def test_item8_two_drivers_one_campaign(work: Path) -> None:
     assert {r["measurement"]["measured_by"]["pid"] for r in stored} == {winner.pid}
 
 
-def test_item8_different_campaigns_run_side_by_side(work: Path) -> None:
+def test_different_campaigns_run_side_by_side(work: Path) -> None:
     for n in ("p", "q"):
         create(work, n, "sleep 0.3; echo 100", "--factors", "a", "--design", "full")
     drivers = [_driver(work, "p"), _driver(work, "q")]
@@ -532,7 +530,7 @@ def test_item8_different_campaigns_run_side_by_side(work: Path) -> None:
     assert [d.returncode for d in drivers] == [0, 0]
 
 
-def test_item8_stale_lock_of_a_killed_driver_is_taken_over(work: Path) -> None:
+def test_stale_lock_of_a_killed_driver_is_taken_over(work: Path) -> None:
     create(work, "st", "sleep 0.5; echo 100", "--factors", "a,b", "--design", "full")
     d = _driver(work, "st")
     deadline = time.monotonic() + 60
@@ -548,10 +546,10 @@ def test_item8_stale_lock_of_a_killed_driver_is_taken_over(work: Path) -> None:
     assert len(stored) == 4
 
 
-# --- item 9: a refused create leaves nothing behind -------------------------------------------
+# --- a refused create leaves nothing behind -------------------------------------------
 
 
-def test_item9_refused_create_leaves_no_store(work: Path) -> None:
+def test_refused_create_leaves_no_store(work: Path) -> None:
     proc = perflab(
         "campaign",
         "create",
@@ -570,17 +568,17 @@ def test_item9_refused_create_leaves_no_store(work: Path) -> None:
     assert not (work / ".perflab").exists(), "reading a missing store does not create it"
 
 
-# --- item 10: black-box targets name their own factors ----------------------------------------
+# --- black-box targets name their own factors ----------------------------------------
 
 
-def test_item10_builtin_name_is_a_label_for_a_command(work: Path) -> None:
+def test_builtin_name_is_a_label_for_a_command(work: Path) -> None:
     cmd = '[ "$PERFLAB_TREATMENTS" = affinity ] && echo 7'
     proc = perflab("run", "--command", cmd, "--treat", "affinity", "--run-root", "r", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["treatments"] == ["affinity"]
 
 
-def test_item10_catalog_label_factors(work: Path) -> None:
+def test_catalog_label_factors(work: Path) -> None:
     (work / "lab.toml").write_text(
         '[factor.algo]\nlabel = true\ncategory = "source_keep"\nlevels = ["fast", "slow"]\n'
         '[factor.cache]\nlabel = true\nconflicts = ["algo"]\n'
