@@ -1,4 +1,4 @@
-"""Issue 10's "must show": the analysis's claims hold on synthetic truths (fixed seeds).
+"""The analysis's claims hold on synthetic truths (fixed seeds).
 
 The truth is ``perflab.analysis.synthetic``'s (f00..f03 act, f04.. are null); campaigns are
 built by ``bench/validity.py``'s helpers so the tests and the bench measure the same thing.
