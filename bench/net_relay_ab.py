@@ -14,27 +14,15 @@ run is reported and left out. ``--rtt`` times a delayed relay against the direct
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import random
-import statistics
 
-from scipy import stats
-
+from perflab.compare.stats import paired_ratio
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.run.measure import measure
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
-
-
-def geo_interval(ratios: list[float], level: float = 0.95) -> tuple[float, float, float]:
-    """Geometric mean of ``ratios`` and its t-interval (on the log scale)."""
-    logs = [math.log(r) for r in ratios]
-    if len(logs) < 2:
-        return math.exp(logs[0]), math.nan, math.nan
-    ci = stats.ttest_1samp(logs, 0.0).confidence_interval(level)
-    return math.exp(statistics.fmean(logs)), math.exp(ci.low), math.exp(ci.high)
 
 
 def cpu_per_task(rec: RunRecord) -> float:
@@ -80,7 +68,7 @@ def main() -> None:
     if not rates:
         raise SystemExit("no pair completed")
     for what, ratios in (("tasks/s", rates), ("CPU s/task", cpus)):
-        g, lo, hi = geo_interval(ratios)
+        g, lo, hi = paired_ratio(ratios)
         print(f"relay(rtt {args.rtt:g} ms)/direct {what}: {g:.3f} "
               f"(95% CI {lo:.3f}-{hi:.3f}, {len(ratios)} pairs)")  # fmt: skip
     print(f"load average after: {os.getloadavg()[0]:.2f}")

@@ -20,26 +20,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-from scipy import stats
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+
+from pairs import ratio_text  # noqa: E402
 
 from perflab.run.measure import measure  # noqa: E402
 from perflab.run.record import RunRecord  # noqa: E402
 from perflab.spec import RunSpec  # noqa: E402
 
 ENGINES = ["parsl-htex", "dask", "cf-processes", "parsl-threads", "cf-threads"]
-
-
-def ci(ratios: list[float]) -> str:
-    logs = np.log(ratios)
-    m = float(np.exp(logs.mean()))
-    if len(logs) < 2:
-        return f"{m:.3f}"
-    c = stats.ttest_1samp(logs, 0.0).confidence_interval(0.95)
-    return f"{m:.3f} (95% CI {np.exp(c.low):.3f}-{np.exp(c.high):.3f})"
 
 
 def one(target: str, tasks: int, graceful: bool, root: str) -> RunRecord:
@@ -70,7 +60,7 @@ def bench(target: str, tasks: int, pairs: int, root: str) -> None:
     share = statistics.median(
         r.measurement["window_s"] / r.measurement["phases"]["total"] for r in fast
     )
-    print(f"graceful / fast: run time {ci(total)}; window tasks/s {ci(rate)}")
+    print(f"graceful / fast: run time {ratio_text(total)}; window tasks/s {ratio_text(rate)}")
     print(f"window share of the run (fast): {100 * share:.0f}%")
 
 

@@ -21,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-from scipy import stats
+from pairs import ratio_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,15 +52,6 @@ def run(src: Path, args: list[str], root: str) -> tuple[float, float]:
     return float(rec["tasks_per_s"]), wall
 
 
-def ci(ratios: list[float]) -> str:
-    logs = np.log(ratios)
-    m = float(np.exp(logs.mean()))
-    if len(logs) < 2:
-        return f"{m:.3f}"
-    c = stats.ttest_1samp(logs, 0.0).confidence_interval(0.95)
-    return f"{m:.3f} (95% CI {np.exp(c.low):.3f}-{np.exp(c.high):.3f})"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rev-a", required=True)
@@ -86,7 +76,7 @@ def main() -> None:
             rates.append(rb / ra)
             walls.append(wb / wa)
             print(f"{i + 1:>4} {ra:10.1f} {rb:10.1f} {wa:7.2f} {wb:7.2f}", flush=True)
-        print(f"B/A window tasks/s: {ci(rates)}; B/A command wall: {ci(walls)}")
+        print(f"B/A window tasks/s: {ratio_text(rates)}; B/A command wall: {ratio_text(walls)}")
         print(f"load {os.getloadavg()[0]:.1f}")
 
 

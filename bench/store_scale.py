@@ -27,11 +27,10 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
-from scipy import stats
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+
+from pairs import ratio_text  # noqa: E402
 
 from perflab.campaign.definition import CampaignDef  # noqa: E402
 from perflab.campaign.plan import create_ordered, run_campaign, status  # noqa: E402
@@ -88,15 +87,6 @@ def per_run_ms(store: Store, name: str, runs: int, root: str) -> float:
     return (time.perf_counter() - t0) * 1000 / runs
 
 
-def ci(ratios: list[float]) -> str:
-    logs = np.log(ratios)
-    m = float(np.exp(logs.mean()))
-    if len(logs) < 2:
-        return f"{m:.3f}"
-    c = stats.ttest_1samp(logs, 0.0).confidence_interval(0.95)
-    return f"{m:.3f} (95% CI {np.exp(c.low):.3f}-{np.exp(c.high):.3f})"
-
-
 def plans(store: Store) -> None:
     queries = {
         "pending": "SELECT p.seq FROM planned p LEFT JOIN runs r ON r.campaign = p.campaign "
@@ -147,7 +137,7 @@ def main() -> None:
             line = f"{n:>7} stored: median {statistics.median(got[n]):.1f} ms per run"
             if n != sizes[0]:
                 ratios = [a / b for a, b in zip(got[n], got[sizes[0]], strict=True)]
-                line += f"; / {sizes[0]} stored: {ci(ratios)}"
+                line += f"; / {sizes[0]} stored: {ratio_text(ratios)}"
             print(line)
         for n in sizes:
             if n == 0:

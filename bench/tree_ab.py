@@ -21,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-from scipy import stats
+from pairs import ratio_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,16 +49,6 @@ def timed(src: Path, args: list[str]) -> tuple[float, float]:
         raise SystemExit(f"{src}: perflab {' '.join(args)} exit {proc.returncode}: {proc.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
-
-
-def interval(ratios: list[float]) -> str:
-    """Geometric mean of the ratios with the t interval of their logs."""
-    logs = np.log(ratios)
-    m = float(np.exp(logs.mean()))
-    if len(logs) < 2:
-        return f"{m:.3f}"
-    ci = stats.ttest_1samp(logs, 0.0).confidence_interval(0.95)
-    return f"{m:.3f} (95 % CI {np.exp(ci.low):.3f}-{np.exp(ci.high):.3f})"
 
 
 def main() -> None:
@@ -91,7 +80,7 @@ def main() -> None:
             walls.append(wb / wa)
             cpus.append(cb / ca)
             print(f"{i + 1:>4} {wa:7.2f} {wb:7.2f} {wb / wa:8.3f} {cb / ca:8.3f}", flush=True)
-        print(f"B/A wall: {interval(walls)}; B/A CPU: {interval(cpus)}; {ns.pairs} pairs")
+        print(f"B/A wall: {ratio_text(walls)}; B/A CPU: {ratio_text(cpus)}; {ns.pairs} pairs")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from perflab.compare.stats import (
     look_levels,
     looks,
     pair_sd,
+    paired_ratio,
     recommend_n,
     sequential,
 )
@@ -391,3 +392,18 @@ def test_history_bad_input_is_exit_2(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "twice" in res.stderr
     res = cli("history", "--versions", "1;x,2", home=tmp_path)
     assert res.exit_code == 2 and "not NAME or NAME==VERSION" in res.stderr
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_paired_ratio_interval_covers_the_true_ratio_as_often_as_it_says(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ratios = np.exp(rng.normal(math.log(1.2), 0.1, size=(2000, 8)))
+    covered = 0
+    for row in ratios:
+        m, lo, hi = paired_ratio(row)
+        assert lo < m < hi
+        covered += lo <= 1.2 <= hi
+    # 95% nominal: 2000 draws put the count within 1900 ± 45 (4.6 sd) but for 1 in 200,000
+    assert 1855 <= covered <= 1945
+    m, lo, hi = paired_ratio([1.3])
+    assert m == pytest.approx(1.3) and math.isnan(lo) and math.isnan(hi)

@@ -112,6 +112,16 @@ def paired_test(la: np.ndarray, lb: np.ndarray, confidence: float) -> tuple[floa
     return float(res.pvalue), float(ci.low), float(ci.high)
 
 
+def paired_ratio(ratios: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """Geometric mean of paired ratios B/A with ``paired_test``'s t interval, back on the
+    ratio scale; nan bounds below two pairs (no interval can be given)."""
+    logs = np.log(np.asarray(ratios, float))
+    if len(logs) < 2:
+        return math.exp(float(logs.mean())), math.nan, math.nan
+    _, lo, hi = paired_test(np.zeros_like(logs), logs, confidence)
+    return math.exp(float(logs.mean())), math.exp(lo), math.exp(hi)
+
+
 def decide(
     a: Sequence[float],
     b: Sequence[float],
