@@ -170,3 +170,42 @@ def test_exclude_takes_one_call_whose_literals_another_call_also_holds() -> None
     plain = t(op="remove_log_calls", match=["launched on executor"], exclude=["with id"])
     out, n = apply(plain, source, "pkg.pool")
     assert n == 1 and "with id" in out
+
+
+LOOPS = """
+class Server:
+    def start(self, n):
+        seen = []
+        while len(seen) < n:
+            seen.append(len(seen))
+
+        def helper():
+            while False:
+                pass
+
+        helper()
+        return seen
+"""
+
+
+def test_a_statement_added_to_a_loop_runs_on_each_iteration_of_that_function_only() -> None:
+    t = parse_transform(
+        {"package": "p", "op": "add_to_loop", "module": "p.m", "function": "Server.st*",
+         "value": "calls.append(1)"},
+        "test",
+    )  # fmt: skip
+    out, n = apply(t, LOOPS, "p.m")
+    assert n == 1  # the nested helper's loop is not the function's own
+    calls: list[int] = []
+    space: dict = {"calls": calls}
+    exec(out, space)
+    assert space["Server"]().start(4) == [0, 1, 2, 3] and len(calls) == 4
+    assert apply(t, out, "p.m") == (out, 0)  # there already
+    missing = parse_transform(
+        {"package": "p", "op": "add_to_loop", "module": "p.m", "function": "Other.start",
+         "value": "x = 1"},
+        "test",
+    )  # fmt: skip
+    assert apply(missing, LOOPS, "p.m") == (LOOPS, 0)
+    with pytest.raises(PerflabError, match="add_to_loop needs `function`"):
+        parse_transform({"package": "p", "op": "add_to_loop", "module": "p.m", "value": "x"}, "t")

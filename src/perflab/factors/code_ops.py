@@ -1,7 +1,9 @@
-"""Transform ops that put code back: another release's version of a function
+"""Transform ops that put code in: another release's version of a function
 (``replace_function``) and module-level statements it needs (``add_statement``), for
-``perflab explain``; and moving code left or right without touching multi-line strings.
-Pure: source text in, source text and a count out (``transforms.apply`` calls them)."""
+``perflab explain``; a statement at the top of a function's loops (``add_to_loop``: a check
+on each poll, such as the interchange's exit polling); and moving code left or right without
+touching multi-line strings. Pure: source text in, source text and a count out
+(``transforms.apply`` calls them)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from perflab.errors import PerflabError
 
 def _check_code(op: str, table: dict[str, Any], where: str) -> None:
     """replace_function: `function` (a qualified name) and `value` (a whole ``def``);
-    add_statement: `value` (module-level statements)."""
-    if op == "replace_function" and not table.get("function"):
-        raise PerflabError(f"{where}: transform replace_function needs `function`")
+    add_statement: `value` (module-level statements); add_to_loop: `function` and `value`
+    (statements)."""
+    if op in ("replace_function", "add_to_loop") and not table.get("function"):
+        raise PerflabError(f"{where}: transform {op} needs `function`")
     try:
         body = ast.parse(str(table.get("value", ""))).body
     except SyntaxError:
@@ -110,6 +113,43 @@ def add_statement(source: str, new: str) -> tuple[str, int]:
     lines = source.splitlines(keepends=True)
     lines[at:at] = [new if new.endswith("\n") else new + "\n"]
     return "".join(lines), 1
+
+
+def add_to_loop(source: str, qualname: str, new: str) -> tuple[str, int]:
+    """``new`` (statements) made the first statements of every ``while`` loop directly in the
+    function ``qualname`` (``Class.method``; a glob such as ``Class.*`` is allowed), so it runs
+    on each iteration; loops of nested functions are left alone. One change per loop; 0 when
+    the function or its loops are missing, or the statement is there already."""
+    import fnmatch
+
+    lines = source.splitlines(keepends=True)
+    first = ast.parse(new).body[0]
+    spots: list[tuple[int, int]] = []
+    for fn, qual in _defs(ast.parse(source)):
+        # a glob's * stays within one name: Class.* is not Class.method.inner
+        if qual.count(".") != qualname.count(".") or not fnmatch.fnmatchcase(qual, qualname):
+            continue
+        for loop in _own_loops(fn):
+            if ast.dump(loop.body[0]) != ast.dump(first):
+                spots.append((loop.body[0].lineno, loop.body[0].col_offset))
+    text = new if new.endswith("\n") else new + "\n"
+    for line, col in sorted(spots, reverse=True):
+        lines[line - 1 : line - 1] = _indent(text, col)
+    return "".join(lines), len(spots)
+
+
+def _own_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.While]:
+    """The ``while`` loops of ``fn``'s own body (not of functions or classes inside it)."""
+    out: list[ast.While] = []
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.While):
+            out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def _defs(tree: ast.AST) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:

@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.factors.code_ops import _check_code, add_statement, replace_function
+from perflab.factors.code_ops import _check_code, add_statement, add_to_loop, replace_function
 
 #: Names a logger goes by in the code perflab transforms (``logger.debug``, ``self.log.info``).
 LOGGER_NAMES = frozenset({"logger", "log", "_logger", "LOGGER"})
 LEVELS = ("debug", "info", "warning", "error", "exception", "critical")
 OPS = (
     "remove_log_calls", "lazy_log_calls", "set_default", "set_constant",
-    "replace_function", "add_statement", "replace_module",
+    "replace_function", "add_statement", "replace_module", "add_to_loop",
 )  # fmt: skip
 
 
@@ -64,6 +64,7 @@ class Transform:
             "replace_function": f"replace function {self.function} by another version's",
             "add_statement": f"add the statement {str(self.value)[:40]!r}",
             "replace_module": "replace the whole module by another version's",
+            "add_to_loop": f"check {str(self.value)[:40]!r} on each loop of {self.function}",
         }[self.op]
         sel = f" matching {list(self.match)}" if self.match else ""
         inside = f" in {self.function}" if self.function and "log" in self.op else ""
@@ -99,7 +100,7 @@ def parse_transform(table: dict[str, Any], where: str) -> Transform:
             raise PerflabError(f"{where}: transform expr {table['expr']!r} is not Python") from None
     if op == "set_default" and not table.get("function"):
         raise PerflabError(f"{where}: transform set_default needs `function`")
-    if op in ("replace_function", "add_statement", "replace_module"):
+    if op in ("replace_function", "add_statement", "replace_module", "add_to_loop"):
         _check_code(op, table, where)
     return Transform(
         package=table["package"],
@@ -206,6 +207,8 @@ def apply(t: Transform, source: str, module: str) -> tuple[str, int]:
         return replace_function(source, t.function or "", str(t.value))
     if t.op == "add_statement":
         return add_statement(source, str(t.value))
+    if t.op == "add_to_loop":
+        return add_to_loop(source, t.function or "", str(t.value))
     if t.op == "replace_module":
         return str(t.value), int(str(t.value) != source)
     return _set_constant(t, source)
