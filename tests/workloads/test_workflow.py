@@ -59,3 +59,25 @@ def test_bad_workflow_input_exits_2_and_stores_nothing(
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], r.stderr
     assert not list(tmp_path.rglob("*.db")) and not list((home / "runs").glob("*"))
+
+
+@pytest.mark.parametrize(
+    ("target", "params", "message"),
+    [
+        ("parsl-htex", ["recipe=spiral"], "recipe 'spiral' is not one of"),
+        ("parsl-htex", ["recipe=blast", "size=5"], "Cannot create synthetic graph with 5"),
+        ("redis-pubsub", [], "needs task dependencies, which engine 'redis-pubsub' cannot"),
+    ],
+)
+def test_a_bad_workflow_campaign_is_refused_at_create(
+    tmp_path: Path, target: str, params: list[str], message: str
+) -> None:
+    """The same checks when a campaign is planned: refused before any plan is stored."""
+    r = perflab(
+        "campaign", "create", "c", "--target", target, "--workload", "wfcommons",
+        *[f"--param={p}" for p in params], "--factors", "cfg_noop_logging", cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], r.stderr
+    assert not list(tmp_path.rglob("*.db"))

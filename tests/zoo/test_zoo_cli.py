@@ -82,7 +82,7 @@ def test_bad_zoo_input_exits_2_and_stores_nothing(
         (ZooConfig(levels=[10.0]), "needs at least two task sizes"),
         (ZooConfig(levels=[10.0, 0.0]), "must be positive"),
         (ZooConfig(kinds=["chain", "spiral"]), "zoo workload 'spiral' is not one of"),
-        (ZooConfig(replicates=0), "--replicates must be at least 1"),
+        (ZooConfig(replicates=0), "--runs must be at least 1"),
         (ZooConfig(targets=[]), "at least one target"),
     ],
 )

@@ -90,7 +90,7 @@ KINDS = ("metg", "chain", "fan", "tree", "stencil_1d", "wfcommons")
 def plan_items(cfg: ZooConfig) -> list[dict[str, Any]]:
     """One spec per distinct measurement (before replication)."""
     if cfg.replicates < 1:
-        raise PerflabError(f"--replicates must be at least 1 (got {cfg.replicates})")
+        raise PerflabError(f"--runs must be at least 1 (got {cfg.replicates})")
     if not cfg.targets:
         raise PerflabError("the zoo needs at least one target")
     for k in cfg.kinds:
