@@ -209,3 +209,19 @@ def test_a_statement_added_to_a_loop_runs_on_each_iteration_of_that_function_onl
     assert apply(missing, LOOPS, "p.m") == (LOOPS, 0)
     with pytest.raises(PerflabError, match="add_to_loop needs `function`"):
         parse_transform({"package": "p", "op": "add_to_loop", "module": "p.m", "value": "x"}, "t")
+
+
+def test_two_factors_that_add_the_same_import_apply_together(tmp_path: Path) -> None:
+    """perflab explain's reverted functions may each bring back one import: in one run the
+    second finds it there, which is not a transform that matched nothing."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text("import os\n\nX = os.sep\n")
+    add = Transform("pkg", "add_statement", "pkg.m", value="import json")
+    texts, report = apply_to_tree(pkg, "pkg", "1.0", [("f1", add), ("f2", add)])
+    assert texts[Path("pkg/m.py")].count("import json") == 1
+    assert [r["total"] for r in report] == [1, 0]
+    with pytest.raises(PerflabError, match="no module matches pkg.other"):
+        apply_to_tree(pkg, "pkg", "1.0", [("f1", Transform("pkg", "add_statement", "pkg.other",
+                                                             value="import json"))])  # fmt: skip
