@@ -36,3 +36,21 @@ def test_screen_main_effects_from_a_two_level_design() -> None:
     eff = screen_effects(rows, ["h", "n"])
     assert eff["h"]["p"] < 0.01 and abs(eff["h"]["ratio"] - 0.7) < 0.05
     assert eff["n"]["p"] > 0.01
+
+
+def test_a_step_the_focus_does_not_see_again_defines_no_shares() -> None:
+    """A = B: a factor that changes B still shows in its ratio, but a share of no step is
+    a number over ~0: unless the step's interval excludes 1 (a 5% event here), nothing is
+    claimed."""
+    confirmed = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        truth = {A: 100.0, B: 100.0, "h": 70.0, ALL: 70.0}
+        rows = [(c, r, v * float(np.exp(rng.normal(0, 0.03))))
+                for r in range(8) for c, v in truth.items()]  # fmt: skip
+        est = focus_estimates(rows, ["h"])
+        confirmed += est["step"]["confirmed"]
+        assert est["factors"]["h"]["claimed"] == est["step"]["confirmed"]
+        assert 0.65 < est["factors"]["h"]["ratio"] < 0.75
+    assert confirmed <= 6  # binomial(40, 0.05) exceeds 6 with probability 0.005
+    assert focus_estimates(_rows(1), ["h", "d", "n"])["step"]["confirmed"]

@@ -96,6 +96,10 @@ def focus_estimates(
         },
         "factors": {},
     }
+    # a share of a step the focus stage does not see again (its interval covers no change)
+    # has a denominator near 0: its number and interval mean nothing and nothing is claimed
+    lo, hi = out["step"]["low"], out["step"]["high"]
+    out["step"]["confirmed"] = bool(lo > 1 or hi < 1)
     ps = [float(fit.pvalues[_coef(f)]) for f in factors]
     adj = multipletests(ps, method="holm")[1] if factors else []
     for f, p, pa in zip(factors, ps, adj, strict=True):
@@ -104,7 +108,7 @@ def focus_estimates(
             "ratio": math.exp(float(fit.params[k])),  # B+f / B
             "p": p,
             "p_holm": float(pa),
-            "claimed": bool(pa < alpha),
+            "claimed": bool(pa < alpha) and out["step"]["confirmed"],
             **_share(fit, f, conf),
         }
     # B with every factor reverted (one factor: that factor's condition) against A

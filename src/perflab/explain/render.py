@@ -58,6 +58,17 @@ def _focus_lines(r: dict[str, Any], metric: str) -> list[str]:
         f"{len(r['factors'])} factors ({r['screen']['runs']} runs)",
         f"  {'factor':<48} {'share of step':>14} {'interval':>16} {'p (Holm)':>9}  claim",
     ]
+    if not s.get("confirmed", True):
+        out[-1] = f"  {'factor':<48} {'ratio to B':>14} {'p (Holm)':>9}"
+        out.insert(
+            -1,
+            "  the step is not seen again here (its interval covers no change): shares are "
+            "not defined and nothing is claimed; each factor's ratio to B instead",
+        )
+        out += [
+            f"  {f[:48]:<48} {e['ratio']:>14.3f} {e['p_holm']:>9.2g}" for f, e in ranked(r, metric)
+        ]
+        return out
     for f, e in ranked(r, metric):
         out.append(
             f"  {f[:48]:<48} {_pct(e['share']):>14} {_pct(e['low']) + '–' + _pct(e['high']):>16}"
@@ -105,6 +116,8 @@ def page(result: dict[str, Any]) -> str:
     body = [f"<h1>{html.escape(lines(result)[0])}</h1>"]
     body.append("<pre>" + html.escape("\n".join(lines(result)[1:])) + "</pre>")
     for metric in result["metrics"] if "focus" in result else []:
+        if not result["focus"][metric]["step"].get("confirmed", True):
+            continue  # no step, no shares to draw (the text above says so)
         body.append(
             f"<h2>{html.escape(metric)}: share of the step</h2><svg width='640' "
             f"height='{30 + 24 * len(ranked(result, metric))}'>"
