@@ -27,7 +27,8 @@ def _reduce(truth: str, chosen: list[str], seed: int, runs: int = 60) -> tuple[s
 
 def test_reduction_drops_nulls_and_harmful_factors_and_keeps_the_real_ones() -> None:
     """The sparse truth's optimum plus its six nulls and two harmful factors, 40 seeds: the
-    data must keep the real members and drop the rest in nearly every seed."""
+    data must keep the real members and drop the rest in nearly every seed (no search runs:
+    every member is tried alone, in up to three looks at ALPHA / 3 each)."""
     tr = TRUTHS["sparse"]
     real = ["x0", "x1", "x2", "x3", "x4", "x5", "L=2"]
     junk = [f for f in tr.factors if f.startswith(("n", "h"))]
@@ -41,7 +42,7 @@ def test_reduction_drops_nulls_and_harmful_factors_and_keeps_the_real_ones() -> 
             if e.verdict != "untested":
                 assert e.ci_low is not None and e.ci_low <= e.ratio <= e.ci_high
                 assert e.reason.startswith("kept" if e.kept else "dropped")
-    assert clean >= 36 and whole >= 32, (clean, whole)
+    assert clean >= 32 and whole >= 36, (clean, whole)
 
 
 def test_too_few_runs_keep_every_member_and_say_so() -> None:

@@ -19,6 +19,8 @@ from perflab.tune.speedup import SpeedUp, paired_speedup
 Measure = Callable[[list[list[str]], str, str], list[float]]
 #: Share of the budget kept for the reduction (more if the search left more), at least this many.
 REDUCE_SHARE, REDUCE_MIN = 0.2, 16
+#: The reduction takes runs from the final blocks (down to MIN_BLOCKS) until it has this many.
+REDUCE_WANT = 32
 #: The final stage has at least this many blocks (pairs per set) when the budget is short.
 MIN_BLOCKS = 3
 
@@ -128,9 +130,9 @@ class Search:
             return self._run(sets, measure, "reduce", why)
 
         # the final blocks hold the base and each level's set: they get their pairs first,
-        # down to MIN_BLOCKS where the reduction would otherwise get less than REDUCE_MIN
+        # down to MIN_BLOCKS where the reduction would otherwise get less than REDUCE_WANT
         block = 1 + max(1, len({frozenset(s) for _, s in level_sets(searched, self.cons) if s}))
-        runs = max(self.left - block * self.pairs, min(REDUCE_MIN, self.left - block * MIN_BLOCKS))
+        runs = max(self.left - block * self.pairs, min(REDUCE_WANT, self.left - block * MIN_BLOCKS))
         best, evidence = reduce(searched, self.obs, self.cons, knockout, max(runs, 0), self.rng)
         speedup, levels = self.final(best, measure)
         return TuneResult(

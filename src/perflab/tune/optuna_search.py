@@ -18,6 +18,12 @@ from perflab.tune.final import Measure, Search, TuneResult, repair
 BATCH = 10
 #: Distinct best trials re-measured side by side before the final pairs.
 FINALISTS = 3
+#: The search stops early when this many trials in a row bring no trial faster than the best
+#: before them by more than compare's practical threshold: the runs left go to the reduction.
+PATIENCE, GAIN = 40, 0.02
+#: ... but not before this share of the budget (TPE's first trials are its random start),
+#: and never after MAX_SEARCH of it: the reduction needs runs to tell members apart.
+MIN_SEARCH, MAX_SEARCH = 0.5, 0.6
 
 
 class OptunaSearch(Search):
@@ -36,7 +42,7 @@ class OptunaSearch(Search):
         study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=self.seed))
         reserve = FINALISTS * 3 + self.reserved
         tried: list[tuple[frozenset[str], float]] = []
-        while self.left - reserve > 0:
+        while self.left - reserve > 0 and not self._plateau(tried):
             n = min(BATCH, self.left - reserve)
             trials = [study.ask() for _ in range(n)]
             sets = [self._suggest(t) for t in trials]
@@ -46,6 +52,16 @@ class OptunaSearch(Search):
                 tried.append((frozenset(s), y))
         best = self._finalists(tried, measure)
         return self.result(best, measure)
+
+    def _plateau(self, tried: list[tuple[frozenset[str], float]]) -> bool:
+        """Whether the last ``PATIENCE`` trials found nothing faster than the best before them
+        by more than ``GAIN`` (after ``MIN_SEARCH`` of the budget)."""
+        if len(tried) >= MAX_SEARCH * self.budget:
+            return True
+        if len(tried) < max(MIN_SEARCH * self.budget, 2 * PATIENCE):
+            return False
+        before = min(y for _, y in tried[:-PATIENCE])
+        return min(y for _, y in tried[-PATIENCE:]) > before * (1 - GAIN)
 
     def _suggest(self, trial: object) -> set[str]:
         chosen = set()

@@ -4,14 +4,15 @@ A search returns the set that looked fastest; it can carry factors that do nothi
 draw kept them) or that slow the run down a little. A user who applies the set turns off
 features and patches source for them, so each member has to earn its place:
 
-* **reduction**: the winning set's members are tried without, least evidence first. Members
-  the runs so far give no evidence for are first dropped together (one test); where that is
-  measurably slower, and for every other member, one at a time. Each test runs the set with
-  and without the member(s) in adjacent pairs and asks compare's own sequential question
-  (``perflab.compare.stats``: looks at 3 and 6 pairs, the levels adding up to alpha): is the
-  set without them slower beyond the practical threshold? A member stays only if it is.
-  The order depends on the evidence and the catalog category (costlier tried first), never
-  on names, so renaming or reordering the candidates changes nothing.
+* **reduction**: the members the search's runs give no evidence for are tried as one group,
+  every other member alone. Up to ``LOOKS`` looks (tune/knockout.py) each run a chunk of
+  knock-out runs around the set and fit one local model to every run near the set so far
+  (the search's near runs too): is the set slower without the group beyond the practical
+  threshold? What a look decides is settled (a slower group stays, one shown not slower
+  goes; a group that must stay is split into its members), the rest is looked at again with
+  the next chunk. A member stays only if it is shown needed. The order depends on the
+  evidence and the catalog category (costlier tried first), never on names, so renaming or
+  reordering the candidates changes nothing.
 * **levels**: the reduced set cut to each category level (environment only; + safe config;
   + source that keeps features; + configuration that disables features; + everything), so
   the final pairs measure what each level alone is worth ("1.9x without disabling anything").
@@ -22,51 +23,20 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 import statsmodels.api as sm
-from scipy import stats
 
-from perflab.analysis.claims import adjust
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
+from perflab.tune.knockout import LOOKS, THRESHOLD, Evidence, drop_sets, look, missing
 
-#: Dropping must make the set slower by more than this for a member to stay (compare's rule).
-THRESHOLD = 0.02
-#: Family-wise level of the drop tests (Holm over the members).
-ALPHA = 0.05
+__all__ = ["THRESHOLD", "Evidence", "level_sets", "rank", "reduce", "support", "without"]
+
 #: Members whose one-sided p of "helps" in the search's runs is above this are tried as one.
 WEAK_P = 0.2
 #: Members with p at most this are presumed needed: they go only if shown harmless.
 STRONG_P = 0.01
-#: Each knock-out run drops each member with this probability (near the set: state-dependent
-#: factors are judged where the set is, not in much slower sets).
-DROP_P = 0.25
-
-
-@dataclass
-class Evidence:
-    """One drop test: the set without ``factors`` against the set with them.
-
-    ``ratio`` is time without ÷ time with (above 1: dropping is slower), with its interval at
-    ``confidence``, from ``runs`` runs; ``verdict`` says what the set is without them:
-    "slower" (significant, Holm, and beyond the threshold), "faster", "not slower" (the
-    interval ends below the threshold), "inconclusive", or "untested"."""
-
-    factors: list[str]
-    kept: bool
-    verdict: str
-    ratio: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    confidence: float | None = None
-    runs: int = 0
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def rank(factor: str, cons: Constraints) -> int:
@@ -109,30 +79,6 @@ def support(
     return [(f, p[f]) for f in order]
 
 
-def least_runs(m: int) -> int:
-    """Runs a knock-out round of ``m`` groups needs. With fewer, a 10% drop cost at 4% noise
-    is missed about as often as found (bench/best_set.py), and a member dropped for want of
-    power costs the user more than one kept and marked untested."""
-    return 2 * m + 8
-
-
-def knockout_design(m: int, runs: int, rng: np.random.Generator) -> np.ndarray:
-    """``runs`` rows over ``m`` members, 1 = dropped: about one run in five drops nothing, the
-    others each member with probability ``DROP_P``; the best of a few random draws by
-    D-criterion, every member dropped in some runs and kept in others."""
-    best, best_det = np.zeros((runs, m)), -np.inf
-    for _ in range(64):
-        x = (rng.random((runs, m)) < DROP_P).astype(float)
-        x[rng.random(runs) < 0.2] = 0
-        if not ((x.sum(axis=0) > 0) & (x.sum(axis=0) < runs)).all():
-            continue
-        m1 = np.hstack([np.ones((runs, 1)), x])
-        det = float(np.linalg.slogdet(m1.T @ m1)[1])
-        if det > best_det:
-            best, best_det = x, det
-    return best
-
-
 def reduce(
     best: set[str],
     obs: list[tuple[frozenset[str], float]],
@@ -142,128 +88,60 @@ def reduce(
     rng: np.random.Generator,
 ) -> tuple[set[str], list[Evidence]]:
     """The members of ``best`` the data support, and the evidence for each, from at most
-    ``runs`` runs of knock-out designs around ``best`` (``knockout``).
+    ``runs`` new runs in up to ``LOOKS`` knock-out looks around the set (tune/knockout.py).
 
     Members the search gave no evidence for (one-sided p above ``WEAK_P``) are first tried as
     one group: a test for each would cost runs and, through Holm, the power to keep the real
-    ones. A group that must stay is split into its members in a second round, if runs remain
-    (else its members stay, untested)."""
+    ones. A group shown needed is split into its members for the next look (on the last look
+    its members stay, with the group's evidence). Each look gets an even share of the runs
+    left, or what makes it testable if that is more."""
     order = support(obs, sorted(best), cons)
     weak = [f for f, p in order if p > WEAK_P]
     if len(weak) in (1, len(order)):  # nothing to group, or no evidence to group by
         weak = []
-    groups = [[f] for f, _ in order if f not in weak] + ([weak] if weak else [])
+    p_of = dict(order)
+    open_ = ([weak] if weak else []) + [[f] for f, _ in order if f not in weak]
+    presumed = frozenset(f for f, p in order if p <= STRONG_P)
     seen = list(obs)  # a copy: ``obs`` may be the search's own list, which measuring extends
     start = len(seen)
-    presumed = frozenset(f for f, p in order if p <= STRONG_P)
-    # the first round gets every run: a group is split only if it must stay and runs remain
-    current, evidence = knockout(best, groups, seen, cons, measure_sets, runs, rng, presumed)
-    left = runs - (len(seen) - start)
-    for g in [e.factors for e in evidence if e.kept and len(e.factors) > 1]:
-        evidence = [e for e in evidence if e.factors != g]
-        singles = [[f] for f in g]
-        current, more = knockout(current, singles, seen, cons, measure_sets, left, rng, presumed)
+    current, settled = set(best), []
+    # a short budget tests the least supported first: the rest stay, untested, and say so
+    fits = [m for m in range(len(open_) + 1) if missing(seen, best, open_[:m], start) <= runs]
+    for g in open_[max(fits) :]:
+        why = f"kept, not tested: {runs} runs test only the {max(fits)} least supported; "
+        why += f"the search's runs give it p {p_of[g[0]]:.2g} of saving time"
+        settled.append(Evidence(g, True, "untested", reason=why))
+    open_ = open_[: max(fits)]
+    fixed: list[list[str]] = []  # groups settled by earlier looks: columns, not tested again
+    for k in range(LOOKS):
         left = runs - (len(seen) - start)
-        evidence += more
-    return current, evidence
+        if not open_ or (k and left <= 0):
+            break
+        need = missing(seen, best, open_, start, fixed)
+        chunk = min(left, max(need, left // (LOOKS - k)))
+        last = k == LOOKS - 1 or chunk == left
 
+        def measure(design: np.ndarray, ref: set[str] = current, g: list = open_) -> list:
+            sets = drop_sets(ref, g, design, lambda b, d: without(b, d, cons))
+            ys = measure_sets(sets) if sets else []
+            return [(frozenset(s_), float(y)) for s_, y in zip(sets, ys, strict=True)]
 
-def knockout(
-    best: set[str],
-    groups: list[list[str]],
-    seen: list[tuple[frozenset[str], float]],
-    cons: Constraints,
-    measure_sets: Callable[[list[set[str]]], list[float]],
-    runs: int,
-    rng: np.random.Generator,
-    presumed: frozenset[str] = frozenset(),
-) -> tuple[set[str], list[Evidence]]:
-    """One knock-out round: ``runs`` runs of ``best`` with some ``groups`` dropped
-    (``knockout_design``), plus the runs in ``seen`` of the set or the set without one group;
-    OLS of log time on which groups each run dropped gives every group's drop cost (time
-    without ÷ with) with its t interval. A group stays if that cost is significant (one-sided,
-    Holm over the groups at ``ALPHA``) and beyond the practical ``THRESHOLD`` (compare's
-    rule), or, ``presumed`` needed by the search, while the knock-out cannot tell. The new runs
-    are appended to ``seen``."""
-    m = len(groups)
-    if m == 0:
-        return set(best), []
-    if runs < least_runs(m):
-        why = f"kept, not tested: {runs} runs left, a knock-out of {m} needs {least_runs(m)}"
-        return set(best), [Evidence(g, True, "untested", reason=why) for g in groups]
-    design = knockout_design(m, runs, rng)
-    sets = [without(best, {f for j in np.flatnonzero(r) for f in groups[j]}, cons) for r in design]
-    ys = list(measure_sets(sets))
-    # earlier runs of the set, or of the set without one group, are knock-out runs too
-    close = {frozenset(best), *(frozenset(without(best, g, cons)) for g in groups)}
-    near = [(s_, y) for s_, y in seen if s_ in close]
-    seen += [(frozenset(s_), y) for s_, y in zip(sets, ys, strict=True)]
-    sets += [set(s_) for s_, _ in near]
-    ys += [y for _, y in near]
-    x = np.array([[float(not set(g) <= s_) for g in groups] for s_ in sets])
-    fit, n_out = _fit(sm.add_constant(x, has_constant="add"), np.log(ys))
-    cost, se, df = np.asarray(fit.params)[1:], np.asarray(fit.bse)[1:], float(fit.df_resid)
-    ok = np.isfinite(se) & (se > 0) & (df > 0)
-    p = np.where(ok, stats.t.sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
-    adjusted, decided = adjust(list(p), "holm", ALPHA)
-    adj, sig = np.array(adjusted), np.array(decided)
-    q = float(stats.t.ppf(0.975, max(df, 1)))
-    bound = math.log1p(THRESHOLD)
-    kept_set, evidence = set(best), []
-    for j, g in enumerate(groups):
-        if not ok[j]:
-            why = "kept, untested: its drop is aliased with another's in the knock-out runs"
-            evidence.append(Evidence(g, True, "untested", reason=why))
-            continue
-        lo, hi = cost[j] - q * se[j], cost[j] + q * se[j]
-        if sig[j] and cost[j] >= bound:
-            verdict = "slower"
-        elif hi < 0:
-            verdict = "faster"
-        elif hi <= bound:  # dropping is shown to cost less than the threshold
-            verdict = "not slower"
-        else:
-            verdict = "inconclusive"
-        # what the search found helpful stays unless shown harmless; the rest must be shown needed
-        kept = verdict == "slower" or (verdict == "inconclusive" and set(g) <= presumed)
-        r, lo_r, hi_r = math.exp(cost[j]), math.exp(lo), math.exp(hi)
-        why = _reason(kept, verdict, r, lo_r, hi_r, float(adj[j]), len(ys), n_out)
-        evidence.append(Evidence(g, kept, verdict, r, lo_r, hi_r, 0.95, len(ys), why))
-        if not kept:
-            kept_set -= set(g)
-    return without(kept_set, set(), cons), evidence
-
-
-def _fit(m: np.ndarray, y: np.ndarray) -> tuple[Any, int]:
-    """OLS of ``y`` on ``m`` without the runs its outlier test (externally studentized
-    residuals, Bonferroni at 5 %) rejects: one run slowed 2x by a neighbour must not keep a
-    factor. Returns the fit and how many runs were left out."""
-    keep = np.ones(len(y), bool)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fit = sm.OLS(y, m).fit()
-        if fit.df_resid > 2:
-            out = np.asarray(fit.outlier_test(method="bonf", alpha=0.05))[:, 2] < 0.05
-            if out.any() and fit.df_resid - out.sum() > 0:
-                keep = ~out
-                fit = sm.OLS(y[keep], m[keep]).fit()
-    return fit, int((~keep).sum())
-
-
-def _reason(
-    kept: bool, verdict: str, ratio: float, lo: float, hi: float, p: float, n: int, n_out: int
-) -> str:
-    ci = f"without it {ratio:.3f}x the time, 95% CI {lo:.3f}-{hi:.3f}, Holm p {p:.3g}, {n} runs"
-    ci += f", {n_out} outlier(s) left out" if n_out else ""
-    if kept and verdict == "slower":
-        return f"kept: the set is slower without it ({ci})"
-    if kept:
-        return f"kept: the search found it clearly helpful, the knock-out could not tell ({ci})"
-    if verdict == "faster":
-        return f"dropped: the set is faster without it ({ci})"
-    if verdict == "not slower":
-        return f"dropped: shown not slower beyond {THRESHOLD:.0%} without it ({ci})"
-    return f"dropped: not measurably slower without it beyond {THRESHOLD:.0%} ({ci})"
+        # the model stays around the search's pick: every run so far is near it
+        evidence = look(best, open_, fixed, seen, measure, chunk, start, presumed, rng)
+        open_ = []
+        for e in evidence:
+            if e.verdict in ("faster", "not slower") or (last and not e.kept):
+                current = without(current, e.factors, cons)
+                settled.append(e)
+                fixed.append(e.factors)
+            elif e.verdict == "slower" and len(e.factors) > 1 and not last:
+                open_ += [[f] for f in e.factors]
+            elif last or e.verdict == "slower":
+                settled.append(e)
+                fixed.append(e.factors)
+            else:
+                open_.append(e.factors)
+    return without(current, set(), cons), settled
 
 
 def level_sets(best: set[str], cons: Constraints) -> list[tuple[str, set[str]]]:
