@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -225,3 +226,19 @@ def test_two_factors_that_add_the_same_import_apply_together(tmp_path: Path) -> 
     with pytest.raises(PerflabError, match="no module matches pkg.other"):
         apply_to_tree(pkg, "pkg", "1.0", [("f1", Transform("pkg", "add_statement", "pkg.other",
                                                              value="import json"))])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["x = 1\r\ny = 'é'\r\nif x:\r\n    z = (2,\r\n         3)\r\n", "a = 1\rb = 2\r",
+     "s = '\x0c'\nt = 3\n", "x = ('\u2028')\ny = [1,\n  2]\n"],
+)  # fmt: skip
+def test_a_logger_call_is_read_as_ast_reads_it(source: str) -> None:
+    """log_sites cuts statements from a source split once; every line end and non-ASCII
+    text must give what ``ast.get_source_segment`` gives."""
+    from perflab.factors.transforms import _segmenter
+
+    segment = _segmenter(source)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt):
+            assert segment(node) == ast.get_source_segment(source, node)

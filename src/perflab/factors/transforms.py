@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +144,7 @@ def log_sites(source: str, module: str, levels: tuple[str, ...] = LEVELS) -> lis
     """Every logger call statement of ``source`` at ``levels``, with its enclosing function."""
     tree = ast.parse(source)
     out: list[Site] = []
+    segment = _segmenter(source)
 
     def visit(node: ast.AST, scope: list[str]) -> None:
         for child in ast.iter_child_nodes(node):
@@ -160,7 +162,7 @@ def log_sites(source: str, module: str, levels: tuple[str, ...] = LEVELS) -> lis
                         end_lineno=child.end_lineno,
                         col=child.col_offset,
                         level=level or "",
-                        text=ast.get_source_segment(source, child) or "",
+                        text=segment(child),
                         node=child,
                     )
                 )
@@ -168,6 +170,25 @@ def log_sites(source: str, module: str, levels: tuple[str, ...] = LEVELS) -> lis
 
     visit(tree, [])
     return sorted(out, key=lambda s: s.lineno)
+
+
+def _segmenter(source: str) -> Callable[[ast.stmt], str]:
+    """``ast.get_source_segment`` with the source split once: it splits the whole source on
+    every call, which made a module with hundreds of logger calls quadratic."""
+    # the line ends ast counts (not str.splitlines', which also breaks at \f and others)
+    lines = [ln.encode() for ln in re.split(r"(?<=\r\n)|(?<=\n)|(?<=\r)(?!\n)", source)]
+
+    def segment(node: ast.stmt) -> str:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            return lines[first][node.col_offset : node.end_col_offset].decode()
+        middle = b"".join(lines[first + 1 : last])
+        return (
+            lines[first][node.col_offset :] + middle + lines[last][: node.end_col_offset]
+        ).decode()
+
+    return segment
 
 
 def _log_level(node: ast.AST) -> str | None:
