@@ -26,6 +26,16 @@ def _workloads() -> Any:
     return WORKLOADS
 
 
+#: ``--timeout S``: how long one run may take (its whole process tree is killed then).
+timeout_option = click.option(
+    "--timeout",
+    "timeout_s",
+    type=float,
+    default=300.0,
+    show_default=True,
+    help="Seconds before the whole run's process tree is killed.",
+)
+
 RUN_OPTIONS = [
     click.option(
         "--target",
@@ -99,14 +109,7 @@ RUN_OPTIONS = [
         show_default=True,
         help="Which metric a black-box command's score is.",
     ),
-    click.option(
-        "--timeout",
-        "timeout_s",
-        type=float,
-        default=300.0,
-        show_default=True,
-        help="Seconds before the whole run's process tree is killed.",
-    ),
+    timeout_option,
     click.option(
         "--run-root", type=click.Path(), help="Where run directories go (default .perflab/runs)."
     ),

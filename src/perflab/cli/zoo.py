@@ -12,6 +12,7 @@ import click
 from perflab.campaign.plan import run_campaign
 from perflab.campaign.store import Store
 from perflab.cli.app import json_option, main, names, output_option, runs_option, store_option
+from perflab.cli.spec_options import timeout_option
 from perflab.errors import PerflabError
 from perflab.report import terminal
 from perflab.zoo.suite import (
@@ -93,14 +94,7 @@ _SHARED = [
         show_default=True,
         help="Efficiency relative to the kernel's calibrated peak, or to the largest task size.",
     ),
-    click.option(
-        "--timeout",
-        "timeout_s",
-        type=float,
-        default=300.0,
-        show_default=True,
-        help="Seconds one run may take before it is stopped.",
-    ),
+    timeout_option,
     click.option("--name", help="Campaign name (an existing zoo is resumed)."),
     output_option("Write zoo.html here."),
     click.option("--seed", type=int, help="Random seed for the run order."),
