@@ -40,7 +40,6 @@ REACH = 1
 #: large (the tune's own tolerance): what it found inconclusive stays.
 MARGIN, Z95 = 0.05, 1.96
 
-Sets = Callable[[list[set[str]]], list[float]]
 
 
 @dataclass
