@@ -41,7 +41,6 @@ REACH = 1
 MARGIN, Z95 = 0.05, 1.96
 
 
-
 @dataclass
 class Evidence:
     """One drop test: the set without ``factors`` against the set with them.
@@ -260,7 +259,8 @@ def _reason(
     doubt: str = "",
 ) -> str:
     r, lo, hi = ratio
-    ci = f"without it {r:.3f}x the time, CI {lo:.3f}-{hi:.3f}, Holm p {p:.3g}, {n} runs"
+    level = f"{1 - 2 * ALPHA / LOOKS:.1%}"  # the look's level: its ends are the tests
+    ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, Holm p {p:.3g}, {n} runs"
     ci += f", {n_out} outlier(s) left out" if n_out else ""
     if kept and verdict == "slower":
         return f"kept: the set is slower without it ({ci})"
