@@ -291,7 +291,7 @@ def _search(
     idx = {f: j for j, f in enumerate(ds.factors)}
     requires = [(idx[a], idx[b]) for a, b in ds.meta.requires if a in idx and b in idx]
     ranks = [category_rank(ds, f) for f in ds.factors]
-    rec = recommend(pred, ds.factors, forbidden_pairs(ds), requires, seed, ranks)
+    rec = recommend(pred, ds.factors, forbidden_pairs(ds), requires, ranks)
     bkey = rec["key"]
     base_us, base_measured = values(0)
     start = ds.key_of(from_set or [])

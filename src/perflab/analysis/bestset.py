@@ -140,11 +140,10 @@ def recommend(
     names: list[str],
     bad: np.ndarray,
     requires: list[tuple[int, int]],
-    seed: int = 0,
     ranks: list[int] | None = None,
 ) -> dict[str, Any]:
     """Search, prune, and describe the best set (keys of the analysis JSON)."""
-    raw, method = search(pred, bad, requires, seed)
+    raw, method = search(pred, bad, requires)
     key, tests, dropped = prune(pred, raw, bad, requires, ranks)
     lin, _ = pred.linear(np.array([key], dtype=np.int64))
     sp = speedup(pred, key)

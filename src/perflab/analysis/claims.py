@@ -167,11 +167,9 @@ class Predictor:
         return np.exp(lin) * self.fit.smear if self.fit.log else lin
 
 
-def search(
-    pred: Predictor, bad: np.ndarray, requires: list[tuple[int, int]], seed: int = 0
-) -> tuple[int, str]:
+def search(pred: Predictor, bad: np.ndarray, requires: list[tuple[int, int]]) -> tuple[int, str]:
     """The fastest allowed, estimable set: exhaustive up to MAX_EXACT factors, else local search
-    by single flips from starts chosen by the fit (``seed`` is kept for callers; unused)."""
+    by single flips from starts chosen by the fit (deterministic: no random starts)."""
     k = pred.k
     if k <= MAX_EXACT:
         best_key, best = 0, math.inf
