@@ -124,3 +124,19 @@ def test_tpe_stops_on_a_plateau_and_the_reduction_gets_the_runs() -> None:
         t = tr.time(tr.matrix([res.best]))[0]
         good += t <= 1.05 * tr.optimum() and not tr.unneeded(res.best)
     assert good >= 5, good
+
+
+def test_outliers_are_not_left_out_when_they_are_one_groups_whole_evidence() -> None:
+    """A noise-free score with an interaction (a black-box command): the additive model's
+    misfit flags exactly the runs that drop both groups; leaving them out must not leave a
+    group judged without its knock-outs. One stray run may go."""
+    from perflab.tune.knockout import _still_tests
+
+    m = np.column_stack([np.ones(12), np.tile([0, 1, 0, 1], 3), np.tile([0, 0, 1, 1], 3)])
+    both = (m[:, 1] == 1) & (m[:, 2] == 1)
+    assert _still_tests(m, ~both)  # each group still dropped alone in 3 runs
+    alone_a = (m[:, 1] == 1) & (m[:, 2] == 0)
+    assert not _still_tests(m, ~(alone_a | both))  # no run drops a any more
+    one = np.zeros(12, bool)
+    one[5] = True
+    assert _still_tests(m, ~one)
