@@ -54,3 +54,17 @@ def test_a_step_the_focus_does_not_see_again_defines_no_shares() -> None:
         assert 0.65 < est["factors"]["h"]["ratio"] < 0.75
     assert confirmed <= 6  # binomial(40, 0.05) exceeds 6 with probability 0.005
     assert focus_estimates(_rows(1), ["h", "d", "n"])["step"]["confirmed"]
+
+
+def test_a_tiny_but_significant_effect_is_not_claimed() -> None:
+    """Precise runs make a 0.2%-of-the-step change significant; it is not named (its share
+    is under the threshold), while the hunk that carries the step is, over 10 seeds."""
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        truth = {A: 100.0, B: 200.0, "h": 100.0, "tiny": 199.8, ALL: 99.8}
+        rows = [(c, r, v * float(np.exp(rng.normal(0, 0.0005))))
+                for r in range(8) for c, v in truth.items()]  # fmt: skip
+        est = focus_estimates(rows, ["h", "tiny"])
+        f = est["factors"]
+        assert f["tiny"]["p_holm"] < 0.05 and not f["tiny"]["claimed"]
+        assert f["h"]["claimed"]

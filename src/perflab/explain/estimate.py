@@ -76,7 +76,8 @@ def focus_estimates(
 ) -> dict[str, Any]:
     """The step, each factor's share with its interval and Holm-corrected p, and the
     residual (B with every factor reverted against A) from the focus stage's runs
-    (condition, round, value)."""
+    (condition, round, value). A factor is claimed when its Holm p is below ``alpha`` and
+    its share is at least ``threshold`` of a step the focus stage confirms."""
     from statsmodels.stats.multitest import multipletests
 
     fit = _fit(rows)
@@ -104,12 +105,18 @@ def focus_estimates(
     adj = multipletests(ps, method="holm")[1] if factors else []
     for f, p, pa in zip(factors, ps, adj, strict=True):
         k = _coef(f)
+        share = _share(fit, f, conf)
         out["factors"][f] = {
             "ratio": math.exp(float(fit.params[k])),  # B+f / B
             "p": p,
             "p_holm": float(pa),
-            "claimed": bool(pa < alpha) and out["step"]["confirmed"],
-            **_share(fit, f, conf),
+            # named only if it explains a part of the step worth naming: precise runs make
+            # a 0.1% effect significant, and the threshold that makes a step worth
+            # explaining makes a share worth claiming
+            "claimed": bool(pa < alpha)
+            and out["step"]["confirmed"]
+            and abs(share["share"]) >= threshold,
+            **share,
         }
     # B with every factor reverted (one factor: that factor's condition) against A
     every = ALL if ALL in {r[0] for r in rows} else (factors[0] if len(factors) == 1 else None)
