@@ -12,7 +12,6 @@ geometric means with 95 % t intervals of the log ratios.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -21,18 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pairs import ratio_text
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def export(rev: str, into: Path) -> Path:
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True
-    ).stdout
-    into.mkdir()
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into / "src"
+from pairs import export, ratio_text, revisions
 
 
 def run(src: Path, args: list[str], root: str) -> tuple[float, float]:
@@ -53,17 +41,9 @@ def run(src: Path, args: list[str], root: str) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--rev-a", required=True)
-    ap.add_argument("--rev-b", help="default: the working tree")
-    ap.add_argument("--pairs", type=int, default=8)
-    argv = sys.argv[1:]
-    cut = argv.index("--") if "--" in argv else len(argv)
-    ns = ap.parse_args(argv[:cut])
-    args = argv[cut + 1 :]
+    ns, args = revisions(__doc__ or "", 8)
     with tempfile.TemporaryDirectory(prefix="perflab-rate-") as tmp:
-        src = {"A": export(ns.rev_a, Path(tmp, "a"))}
-        src["B"] = export(ns.rev_b, Path(tmp, "b")) if ns.rev_b else ROOT / "src"
+        src = {"A": export(ns.rev_a, Path(tmp, "a")), "B": export(ns.rev_b, Path(tmp, "b"))}
         root = Path(tmp, "runs")
         root.mkdir(mode=0o700)
         rates: list[float] = []

@@ -12,7 +12,6 @@ stream are what hold on a noisy machine; absolute times are printed for referenc
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import subprocess
@@ -21,18 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pairs import ratio_text
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def export(rev: str, into: Path) -> Path:
-    """The revision's tree, via ``git archive`` (nothing in the working tree is touched)."""
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into / "src"
+from pairs import export, ratio_text, revisions
 
 
 def timed(src: Path, args: list[str]) -> tuple[float, float]:
@@ -52,23 +40,9 @@ def timed(src: Path, args: list[str]) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--rev-a", required=True, help="git revision of side A")
-    ap.add_argument("--rev-b", help="git revision of side B (default: the working tree)")
-    ap.add_argument("--pairs", type=int, default=6)
-    argv = sys.argv[1:]
-    cut = argv.index("--") if "--" in argv else len(argv)
-    ns = ap.parse_args(argv[:cut])
-    args = argv[cut + 1 :]
+    ns, args = revisions(__doc__ or "", 6)
     with tempfile.TemporaryDirectory() as tmp:
-        a_dir, b_dir = Path(tmp, "a"), Path(tmp, "b")
-        a_dir.mkdir()
-        src_a = export(ns.rev_a, a_dir)
-        if ns.rev_b:
-            b_dir.mkdir()
-            src_b = export(ns.rev_b, b_dir)
-        else:
-            src_b = ROOT / "src"
+        src_a, src_b = export(ns.rev_a, Path(tmp, "a")), export(ns.rev_b, Path(tmp, "b"))
         timed(src_a, args)  # warm-up: file caches, bytecode
         walls: list[float] = []
         cpus: list[float] = []
