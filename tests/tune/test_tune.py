@@ -66,6 +66,18 @@ print(us * random.lognormvariate(0, 0.02))
 """
 
 
+def _runs_done(path: Path) -> int:
+    """Finished runs in the store at ``path``, read afresh (a Store opened before the tune
+    creates its file is an empty one in memory, and stays so)."""
+    if not path.exists():
+        return 0
+    store = Store(path)
+    try:
+        return sum(store.counts(c)["done"] for c in store.campaign_names())
+    finally:
+        store.close()
+
+
 @pytest.mark.slow
 def test_tune_a_black_box_command_resumes_after_a_kill(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text(SCRIPT)
@@ -76,15 +88,12 @@ def test_tune_a_black_box_command_resumes_after_a_kill(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(tmp_path / ".pl")}
     proc = subprocess.Popen([*PERFLAB, *args], cwd=tmp_path, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    store = Store(tmp_path / "s.db")
     deadline = time.monotonic() + 120
-    while (
-        time.monotonic() < deadline
-        and sum(store.counts(c)["done"] for c in store.campaign_names()) < 8
-    ):
-        time.sleep(0.3)
+    while time.monotonic() < deadline and _runs_done(tmp_path / "s.db") < 8:
+        time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    killed_at = _runs_done(tmp_path / "s.db")
     r = perflab(*args, "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
@@ -96,6 +105,7 @@ def test_tune_a_black_box_command_resumes_after_a_kill(tmp_path: Path) -> None:
     counts = {c: store.counts(c) for c in store.campaign_names()}
     assert all(c["done"] == c["planned"] for c in counts.values())
     assert sum(c["done"] for c in counts.values()) == result["runs"] <= 60
+    assert 8 <= killed_at < result["runs"]  # the kill came mid-way: the resume had work left
     assert result["dropped"] == sorted(
         f for e in result["evidence"] if not e["kept"] for f in e["factors"]
     )
