@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from perflab.campaign.designs.base import Constraints
+from perflab.tune.knockout import shortfall
+from perflab.tune.levels import complete
 from perflab.tune.reduce import Evidence, level_sets, reduce
 from perflab.tune.speedup import SpeedUp, paired_speedup
 
@@ -21,6 +23,8 @@ Measure = Callable[[list[list[str]], str, str], list[float]]
 REDUCE_SHARE, REDUCE_MIN = 0.2, 16
 #: The reduction takes runs from the final blocks (down to MIN_BLOCKS) until it has this many.
 REDUCE_WANT = 32
+#: Share of the budget the levels' knock-in looks (tune/levels.py) may take.
+LEVEL_SHARE = 0.1
 #: The final stage has at least this many blocks (pairs per set) when the budget is short.
 MIN_BLOCKS = 3
 
@@ -60,6 +64,11 @@ class TuneResult:
             "searched_set": self.searched,
             "evidence": [e.to_dict() for e in self.evidence],
             "dropped": sorted(f for e in self.evidence if not e.kept for f in e.factors),
+            # kept for want of runs (or on the search's word), not shown needed
+            "not_shown_needed": sorted(
+                f for e in self.evidence if e.kept and e.verdict != "slower" for f in e.factors
+            ),
+            "more_runs_estimate": shortfall(self.evidence),
             "levels": self.levels,
         }
 
@@ -129,12 +138,22 @@ class Search:
             why = f"{len(sets)} runs of the set with some of its members dropped"
             return self._run(sets, measure, "reduce", why)
 
+        def knock_in(sets: list[set[str]]) -> list[float]:
+            why = f"{len(sets)} runs of a level's set with some of its candidates added"
+            return self._run(sets, measure, "levels", why)
+
         # the final blocks hold the base and each level's set: they get their pairs first,
-        # down to MIN_BLOCKS where the reduction would otherwise get less than REDUCE_WANT
+        # down to MIN_BLOCKS where the reduction would otherwise get less than REDUCE_WANT;
+        # then the levels' knock-in looks take from the final blocks, down to half of them and
+        # up to LEVEL_SHARE of the budget (a clean set comes first, a level's set second)
         block = 1 + max(1, len({frozenset(s) for _, s in level_sets(searched, self.cons) if s}))
         runs = max(self.left - block * self.pairs, min(REDUCE_WANT, self.left - block * MIN_BLOCKS))
         best, evidence = reduce(searched, self.obs, self.cons, knockout, max(runs, 0), self.rng)
-        speedup, levels = self.final(best, measure)
+        looks = min(self.level_share, self.left - block * max(MIN_BLOCKS, self.pairs // 2))
+        sets, added = complete(best, self.cands, self.cons, self.obs, knock_in, looks, self.rng)
+        speedup, levels = self.final(best, sets, measure)
+        for lv in levels:
+            lv["added"] = [e.to_dict() for e in added[lv["level"]]]
         return TuneResult(
             sorted(best),
             speedup,
@@ -146,12 +165,17 @@ class Search:
             **{"active": [], **found},
         )
 
-    def final(self, best: set[str], measure: Measure) -> tuple[SpeedUp, list[dict[str, Any]]]:
-        """Blocks of the base and each distinct level set of ``best`` in random order: each
-        set's speed-up from its block-paired runs (pairing cancels the machine's slow drift).
-        Returns ``best``'s speed-up and the levels (each the set cut to the level's categories:
-        not searched within the level)."""
-        levels = level_sets(best, self.cons)
+    @property
+    def level_share(self) -> int:
+        """Runs the levels' knock-in looks may take at most."""
+        return round(LEVEL_SHARE * self.budget)
+
+    def final(
+        self, best: set[str], levels: list[tuple[str, set[str]]], measure: Measure
+    ) -> tuple[SpeedUp, list[dict[str, Any]]]:
+        """Blocks of the base and each distinct level set in random order: each set's speed-up
+        from its block-paired runs (pairing cancels the machine's slow drift). Returns
+        ``best``'s speed-up and the levels."""
         # best is always one of them: when it is empty, its pairs are base against base
         distinct = list(dict.fromkeys([*(frozenset(s) for _, s in levels if s), frozenset(best)]))
         block = [frozenset(), *distinct]

@@ -72,6 +72,19 @@ def least_runs(m: int) -> int:
     return 2 * m + 8
 
 
+def shortfall(evidence: list[Evidence]) -> int:
+    """About how many more knock-out runs would test every member kept without being shown
+    needed: an inconclusive look's interval narrows as 1/sqrt(runs) until it can tell a
+    ``MARGIN`` cost from none; an untested group needs a look of its own. An estimate."""
+    more = [0]
+    for e in evidence:
+        if e.kept and e.verdict == "inconclusive" and e.ci_low and e.ci_high and e.confidence:
+            se = math.log(e.ci_high / e.ci_low) / (2 * stats.norm.ppf((1 + e.confidence) / 2))
+            more.append(math.ceil(e.runs * (Z95 * se / math.log1p(MARGIN)) ** 2) - e.runs)
+    untested = sum(e.verdict == "untested" for e in evidence)
+    return max(more) + (least_runs(untested) if untested else 0)
+
+
 def knockout_design(m: int, runs: int, rng: np.random.Generator) -> np.ndarray:
     """``runs`` rows over ``m`` members, 1 = dropped: about one run in five drops nothing, the
     others each member with probability ``DROP_P``; the best of a few random draws by
@@ -194,7 +207,7 @@ def look(
         why = f"kept, not tested: {n} runs near the set, a knock-out of {m} needs "
         why += f"{least_runs(len(cols)) + local.extra}"
         return [Evidence(g, True, "untested", reason=why) for g in groups]
-    fit, n_out = _fit(local.x, np.log(local.y))
+    fit, n_out = robust_fit(local.x, np.log(local.y))
     rank = np.linalg.matrix_rank(local.x)
     # a group is tested only if its column is not a combination of the others (aliased)
     est = [np.linalg.matrix_rank(np.delete(local.x, first + j, 1)) < rank for j in range(m)]
@@ -233,7 +246,7 @@ def look(
     return out
 
 
-def _fit(m: np.ndarray, y: np.ndarray) -> tuple[Any, int]:
+def robust_fit(m: np.ndarray, y: np.ndarray) -> tuple[Any, int]:
     """OLS of ``y`` on ``m`` without the runs its outlier test (externally studentized
     residuals, Bonferroni at 5 %) rejects: one run slowed 2x by a neighbour must not keep a
     factor. Returns the fit and how many runs were left out."""

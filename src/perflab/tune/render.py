@@ -25,8 +25,8 @@ def render(result: dict[str, Any]) -> str:
     ]
     if result.get("levels"):
         lines.append(
-            "by level (the set cut to the categories up to the level; speed-up over the base, "
-            "measured in the same blocks):"
+            "by level (the set cut to the categories up to the level, + what a knock-in look "
+            "showed it needs there; speed-up over the base, measured in the same blocks):"
         )
         seen: dict[tuple[str, ...], str] = {}
         for i, lv in enumerate(result["levels"]):
@@ -37,7 +37,13 @@ def render(result: dict[str, Any]) -> str:
             elif key in seen:
                 what = f"as {seen[key]}"
             else:
-                what = f"{', '.join(lv['set'])}: {_ratio(lv['measured'])}"
+                gained = {f for e in lv.get("added", []) for f in e["factors"]}
+                names = ", ".join(f"+{f}" if f in gained else f for f in lv["set"])
+                what = f"{names}: {_ratio(lv['measured'])}"
+                what += "".join(
+                    f"\n  {'':17s}   +{', '.join(e['factors'])}: {e['reason']}"
+                    for e in lv.get("added", [])
+                )
                 seen[key] = lv["level"]
             lines.append(f"  {name:17s} {what}")
     if result.get("evidence"):
@@ -46,6 +52,12 @@ def render(result: dict[str, Any]) -> str:
         for e in result["evidence"]:
             lines.append(f"  {'kept' if e['kept'] else 'dropped':7s} {', '.join(e['factors'])}: "
                          f"{e['reason']}")  # fmt: skip
+    if result.get("not_shown_needed"):
+        lines.append(
+            f"not shown needed: {', '.join(result['not_shown_needed'])} (kept: too few runs to "
+            f"test them, see the evidence); about {result['more_runs_estimate']} more knock-out "
+            "runs would (an estimate: give a larger --budget)"
+        )
     if result.get("predicted_us"):
         lines.append(
             f"predicted by the model (a prediction, not a measurement): "
