@@ -115,3 +115,16 @@ def test_the_tune_reports_each_level_measured_against_the_truth(seed: int) -> No
         )
         assert t <= base  # no level's set is slower than doing nothing
         assert t <= 1.05 * tr.optimum(lv["level"])
+        # each costlier distinct level says what it gains over the last nicer one, and its
+        # interval holds the true gain
+        g = lv.get("over_nicer")
+        if g is not None:
+            nicer = next(x for x in res.levels if x["level"] == g["level"])
+            true_gain = tr.time(tr.matrix([nicer["set"]]))[0] / t
+            assert g["level"] in CATEGORIES[:i] and g["confidence"] > 0.95
+            assert g["ci_low"] <= true_gain <= g["ci_high"], (g, true_gain)
+    steps = [lv for lv in res.levels if lv["set"]]
+    distinct = [
+        b for a, b in zip([None, *steps], steps, strict=False) if not a or a["set"] != b["set"]
+    ]
+    assert sum("over_nicer" in lv for lv in res.levels) == len(distinct) - 1

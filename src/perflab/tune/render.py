@@ -40,6 +40,13 @@ def render(result: dict[str, Any]) -> str:
                 gained = {f for e in lv.get("added", []) for f in e["factors"]}
                 names = ", ".join(f"+{f}" if f in gained else f for f in lv["set"])
                 what = f"{names}: {_ratio(lv['measured'])}"
+                if g := lv.get("over_nicer"):
+                    what += (
+                        f"; {g['ratio']:.2f}x over {g['level']} ({g['confidence']:.1%} CI "
+                        f"{g['ci_low']:.2f}-{g['ci_high']:.2f}"
+                        + ("" if g["ci_low"] > 1 else ": not measurably faster")
+                        + ")"
+                    )
                 what += "".join(
                     f"\n  {'':17s}   +{', '.join(e['factors'])}: {e['reason']}"
                     for e in lv.get("added", [])
