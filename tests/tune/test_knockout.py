@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from perflab.campaign.designs.base import Constraints
 from perflab.tune.knockout import ALPHA, LOOKS, REACH, local_rows, missing
 from perflab.tune.optuna_search import MAX_SEARCH, OptunaSearch
 from perflab.tune.reduce import reduce
@@ -74,13 +73,7 @@ def test_reduction_is_invariant_to_names_and_order() -> None:
     """Renaming every factor (so names sort the other way) and reversing the candidates'
     order gives the same kept set and the same evidence, on 8 seeds."""
     tr = TRUTHS["sparse"]
-    rename = {f: f"q{99 - j:02d}" for j, f in enumerate(tr.factors)}
-    cons2 = Constraints(
-        [rename[f] for f in reversed(tr.factors)],
-        None,
-        {rename[f]: c for f, c in tr.categories.items()},
-    )
-    cons2.conflicts = {tuple(sorted(rename[f] for f in p)) for p in tr.cons.conflicts}  # type: ignore[misc]
+    rename, cons2 = tr.renamed()
     chosen = [*REAL, "n00", "n03", "h0"]
     back = {v: k for k, v in rename.items()}
     for seed in range(8):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from perflab.campaign.designs.base import Constraints
 from perflab.tune.levels import complete, knock_in, plan
 from perflab.tune.reduce import level_sets
 from perflab.tune.truths import TRUTHS
@@ -68,13 +67,7 @@ def _search_runs(seed: int) -> list[tuple[frozenset[str], float]]:
 def test_levels_are_invariant_to_names_and_order() -> None:
     """Renaming every factor (names sorting the other way) and reversing the candidates gives
     the same level sets and evidence."""
-    rename = {f: f"q{99 - j:02d}" for j, f in enumerate(TRAPS.factors)}
-    cons2 = Constraints(
-        [rename[f] for f in reversed(TRAPS.factors)],
-        None,
-        {rename[f]: c for f, c in TRAPS.categories.items()},
-    )
-    cons2.conflicts = {tuple(sorted(rename[f] for f in p)) for p in TRAPS.cons.conflicts}  # type: ignore[misc]
+    rename, cons2 = TRAPS.renamed()
     back = {v: k for k, v in rename.items()}
     for seed in range(4):
         obs = _search_runs(seed)

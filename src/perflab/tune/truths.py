@@ -33,6 +33,18 @@ class Truth:
     def cons(self) -> Constraints:
         return Constraints(self.factors, None, self.categories)
 
+    def renamed(self) -> tuple[dict[str, str], Constraints]:
+        """Every factor renamed so the names sort the other way, and the constraints under
+        the new names with the candidates reversed: the invariance tests' second view."""
+        rename = {f: f"q{99 - j:02d}" for j, f in enumerate(self.factors)}
+        cons = Constraints(
+            [rename[f] for f in reversed(self.factors)],
+            None,
+            {rename[f]: c for f, c in self.categories.items()},
+        )
+        cons.conflicts = {tuple(sorted(rename[f] for f in p)) for p in self.cons.conflicts}  # type: ignore[misc]
+        return rename, cons
+
     def matrix(self, sets: list[list[str]]) -> np.ndarray:
         idx = {f: j for j, f in enumerate(self.factors)}
         x = np.zeros((len(sets), len(self.factors)))
