@@ -53,7 +53,8 @@ config = Config(
             worker_init="export PATH={bin}:$PATH",
         ),
     )],
-    strategy="none", run_dir={run_dir!r},
+    # the poller's first tick launches init_blocks: at the default 5 s every stage idled 5 s
+    strategy="none", strategy_period=0.5, run_dir={run_dir!r},
 )
 """
 
