@@ -66,10 +66,12 @@ def tune_cmd(
     """Search the best treatment set for the target within --budget runs (TPE by default),
     reduce it to the factors the data support (a knock-out design around the pick: a factor
     stays only if the set is measurably slower without it, beyond 2%), then measure its
-    speed-up over the untreated base, and that of the set cut to each nice level
-    (environment; + safe config; + source keeping features; + config disabling features;
-    + everything), in blocks in random order. Each stage is a campaign NAME.K-stage: run the
-    same command again to resume."""
+    speed-up over the untreated base, and that of each nice level's set (environment;
+    + safe config; + source keeping features; + config disabling features; + everything):
+    the set cut to the level, plus what a knock-in look shows that level needs, when the
+    budget allows. The final blocks run in random order; each costlier level says what it
+    gains over the nicer one. Members kept for want of runs are listed as not shown needed.
+    Each stage is a campaign NAME.K-stage: run the same command again to resume."""
     from perflab.tune.driver import tune
     from perflab.tune.render import render
 
