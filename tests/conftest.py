@@ -109,7 +109,7 @@ config = Config(
         label="perflab_runner", address="127.0.0.1", max_workers_per_node=1,
         provider=LocalProvider(init_blocks=2, min_blocks=2, max_blocks=2),
     )],
-    # the poller's first tick launches init_blocks: at the default 5 s every stage idled 5 s
-    strategy="none", strategy_period=0.5,
+    # Parsl's default strategy_period (5 s): the runner launches init_blocks at load itself
+    strategy="none",
 )
 """

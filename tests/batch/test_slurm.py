@@ -53,8 +53,8 @@ config = Config(
             worker_init="export PATH={bin}:$PATH",
         ),
     )],
-    # the poller's first tick launches init_blocks: at the default 5 s every stage idled 5 s
-    strategy="none", strategy_period=0.5, run_dir={run_dir!r},
+    # Parsl's default strategy_period (5 s): the runner launches init_blocks at load itself
+    strategy="none", run_dir={run_dir!r},
 )
 """
 

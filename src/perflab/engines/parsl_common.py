@@ -25,6 +25,23 @@ def scripts_on_path() -> None:
         os.environ["PATH"] = os.pathsep.join(p for p in (bin_dir, path) if p)
 
 
+def launch_initial_blocks(dfk: Any, load_s: float) -> None:
+    """Start the providers' ``init_blocks`` now rather than at Parsl's first useful strategy
+    tick, one ``strategy_period`` (5 s by default) after load: nothing can run before the
+    workers are up, and every engine run or runner stage used to wait for that tick.
+
+    The poller's thread ticks at load and then every period; polling once here, well inside
+    the first period, cannot overlap its next tick, and that tick then finds the blocks
+    launched. Releases whose poller differs are left to their own timing.
+    """
+    poller = getattr(dfk, "job_status_poller", None)
+    poll = getattr(poller, "poll", None)
+    period = getattr(dfk.config, "strategy_period", 0)
+    if poll is None or inspect.signature(poll).parameters or load_s > period / 2:
+        return
+    poll()
+
+
 def load_config_file(path: str) -> Any:
     """Load a parsl-perf config file: a module defining ``config`` or ``fresh_config()``.
 
@@ -114,24 +131,8 @@ class ParslEngine(ExecutorEngine):
         self.workers_from = where_workers_run(config)
         began = time.monotonic()
         self.dfk = parsl.load(config)
-        self._launch_initial_blocks(time.monotonic() - began)
+        launch_initial_blocks(self.dfk, time.monotonic() - began)
         self._apps: dict[Callable[..., Any], Any] = {}
-
-    def _launch_initial_blocks(self, load_s: float) -> None:
-        """Start the provider's ``init_blocks`` now rather than at Parsl's first useful
-        strategy tick, one ``strategy_period`` (5 s by default) after load: nothing is
-        measured before the workers are up, but every run used to wait for that tick.
-
-        The poller's thread ticks at load and then every period; polling once here, well
-        inside the first period, cannot overlap its next tick, and that tick then finds the
-        blocks launched. Releases whose poller differs are left to their own timing.
-        """
-        poller = getattr(self.dfk, "job_status_poller", None)
-        poll = getattr(poller, "poll", None)
-        period = getattr(self.dfk.config, "strategy_period", 0)
-        if poll is None or inspect.signature(poll).parameters or load_s > period / 2:
-            return
-        poll()
 
     def tune(self, config: Any) -> None:
         """Apply explicitly given options to a user-supplied config (hook for subclasses)."""

@@ -20,7 +20,12 @@ from typing import Any
 from perflab.campaign.runners import RUNNERS
 from perflab.campaign.runners.base import OnResult, Runner, store_result
 from perflab.campaign.store import Store
-from perflab.engines.parsl_common import load_config_file, scripts_on_path, where_workers_run
+from perflab.engines.parsl_common import (
+    launch_initial_blocks,
+    load_config_file,
+    scripts_on_path,
+    where_workers_run,
+)
 from perflab.errors import PerflabError
 from perflab.options import Opt
 from perflab.run.record import RunRecord
@@ -123,7 +128,9 @@ def run_parsl(
     if leftovers:
         leftovers.sweep()
     info = describe(config)
+    began = time.monotonic()
     dfk = parsl.load(config)
+    launch_initial_blocks(dfk, time.monotonic() - began)
     try:
         app = PythonApp(remote_measure, data_flow_kernel=dfk)
         futures = {app(spec.to_dict(), info): (seq, spec) for seq, spec in pending}
