@@ -11,9 +11,10 @@ added, and a candidate joins the level's set only if the set is slower without i
 the level's candidates, one-sided at ``ALPHA``, and beyond compare's 2% threshold) — the
 same rule the reduction applies to the recommended set's members.
 
-The candidates tried are those the search's runs lean towards (one-sided p of saving time at
-most ``LEAN_P``, tune/reduce.py ``support``): trying every candidate at every level would
-cost more runs than a tune has left.
+The candidates tried are those the search's runs lean towards or show clearly costly
+(``LEAN_P``, ``HARM_P``; tune/reduce.py ``support``): trying every candidate at every level
+would cost more runs than a tune has left, and a factor that does nothing in the search's
+runs is the one least likely to help a level.
 """
 
 from __future__ import annotations
@@ -68,11 +69,6 @@ def plan(
         if tries:
             out[frozenset(cut)] = (i, cut, tries)
     return list(out.values())
-
-
-def want(looks: list[tuple[int, set[str], list[str]]]) -> int:
-    """Runs every planned knock-in look needs."""
-    return sum(least_runs(len(t)) for _, _, t in looks)
 
 
 def complete(
@@ -133,7 +129,11 @@ def knock_in(
     df = max(float(fit.df_resid), 1.0)
     gain = -np.asarray(fit.params)[1:]  # log(time without / time with): > 0 when it helps
     se = np.asarray(fit.bse)[1:]
-    ok = np.isfinite(se) & (se > 0) & (np.linalg.matrix_rank(x) == x.shape[1])
+    # a candidate is judged only if its column is not a combination of the others (one the
+    # catalog's rules kept out of every run, say)
+    rank = np.linalg.matrix_rank(x)
+    est = [np.linalg.matrix_rank(np.delete(x, j + 1, 1)) < rank for j in range(len(tries))]
+    ok = np.array(est) & np.isfinite(se) & (se > 0)
     p = np.where(ok, stats.t.sf(gain / np.where(ok, se, 1), df), np.nan)
     adjusted, decided = adjust(list(p), "holm", ALPHA)
     q = float(stats.t.ppf(1 - ALPHA, df))
