@@ -197,12 +197,7 @@ class Search:
         # what each costlier level gains over the last nicer one, in the same blocks: a user
         # takes the nicer set when the costlier is not measurably faster (Bonferroni over the
         # steps, so every "gain" of the list holds at once at 95%)
-        steps = [i for i, (_, s) in enumerate(levels) if s]
-        steps = [
-            j
-            for i, j in zip([None, *steps], steps, strict=False)
-            if i is None or levels[i][1] != levels[j][1]
-        ]
+        steps = [j for j, (_, s) in enumerate(levels) if s and (j == 0 or s != levels[j - 1][1])]
         conf = 1 - 0.05 / max(1, len(steps) - 1)
         col = {s: i + 1 for i, s in enumerate(distinct)}
         for i, j in zip(steps, steps[1:], strict=False):
