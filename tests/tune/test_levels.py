@@ -52,7 +52,7 @@ def test_without_runs_each_level_is_the_cut_set() -> None:
         np.random.default_rng(0),
     )
     assert sets == level_sets(BEST, TRAPS.cons)
-    assert all(not ev for ev in evidence.values())
+    assert all(tried is None and not ev for tried, ev in evidence.values())
 
 
 def _search_runs(seed: int) -> list[tuple[frozenset[str], float]]:
@@ -91,8 +91,10 @@ def test_levels_are_invariant_to_names_and_order() -> None:
             np.random.default_rng(seed + 9),
         )
         assert [(c, s) for c, s in one[0]] == [(c, {back[f] for f in s}) for c, s in two[0]]
-        for cat, ev in one[1].items():
+        for cat, (tried, ev) in one[1].items():
+            tried2, ev2 = two[1][cat]
+            assert tried == (None if tried2 is None else [back[f] for f in tried2])
             assert [(e.factors, round(e.ratio or 0, 9)) for e in ev] == [
-                ([back[f] for f in e.factors], round(e.ratio or 0, 9)) for e in two[1][cat]
+                ([back[f] for f in e.factors], round(e.ratio or 0, 9)) for e in ev2
             ]
         assert plan(BEST, TRAPS.factors, TRAPS.cons, obs)  # the lower levels have something to try

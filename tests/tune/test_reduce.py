@@ -88,9 +88,9 @@ def test_levels_cut_the_set_by_category_and_nest() -> None:
 def test_the_tune_reports_each_level_measured_against_the_truth(seed: int) -> None:
     """The Pareto list on the traps truth: each level's set (the recommended set cut to the
     level, plus what its knock-in look showed needed there) uses only the level's categories,
-    is measured in block-paired runs with a real interval, and its true time is within 5% of
-    the level's true optimum; the top level is the recommended set (bench/best_set.py counts
-    the agreement over 20 seeds)."""
+    is measured in block-paired runs with a real interval, and where a look reached it, its
+    true time is within 5% of the level's true optimum; the top level is the recommended set
+    (bench/best_set.py counts the agreement over 20 seeds)."""
     tr = TRUTHS["traps"]
     rng = np.random.default_rng(seed + 300)
     res = OptunaSearch(tr.factors, tr.cons, 300, seed=seed).run(
@@ -114,7 +114,8 @@ def test_the_tune_reports_each_level_measured_against_the_truth(seed: int) -> No
             lv["level"], lv["set"], f"true {t:.0f} vs level optimum {tr.optimum(lv['level']):.0f}"
         )
         assert t <= base  # no level's set is slower than doing nothing
-        assert t <= 1.05 * tr.optimum(lv["level"])
+        if lv["tried"] is not None:  # a level its knock-in look reached: at its optimum
+            assert t <= 1.05 * tr.optimum(lv["level"]), lv
         # each costlier distinct level says what it gains over the last nicer one, and its
         # interval holds the true gain
         g = lv.get("over_nicer")
@@ -123,6 +124,7 @@ def test_the_tune_reports_each_level_measured_against_the_truth(seed: int) -> No
             true_gain = tr.time(tr.matrix([nicer["set"]]))[0] / t
             assert g["level"] in CATEGORIES[:i] and g["confidence"] > 0.95
             assert g["ci_low"] <= true_gain <= g["ci_high"], (g, true_gain)
+    assert res.levels[0]["tried"], "the budget affords the lowest level's look"
     steps = [lv for lv in res.levels if lv["set"]]
     distinct = [
         b for a, b in zip([None, *steps], steps, strict=False) if not a or a["set"] != b["set"]

@@ -144,16 +144,18 @@ class Search:
 
         # the final blocks hold the base and each level's set: they get their pairs first,
         # down to MIN_BLOCKS where the reduction would otherwise get less than REDUCE_WANT;
-        # then the levels' knock-in looks take from the final blocks, down to MIN_BLOCKS and
-        # up to LEVEL_SHARE of the budget (a clean set comes first, a level's set second)
+        # then the levels' knock-in looks take from the final blocks, down to half of --pairs
+        # and up to LEVEL_SHARE of the budget (a clean set comes first, a level's set second;
+        # 3 pairs on real HTEX left every step between levels within its noise)
         block = 1 + max(1, len({frozenset(s) for _, s in level_sets(searched, self.cons) if s}))
         runs = max(self.left - block * self.pairs, min(REDUCE_WANT, self.left - block * MIN_BLOCKS))
         best, evidence = reduce(searched, self.obs, self.cons, knockout, max(runs, 0), self.rng)
-        looks = min(self.level_share, self.left - block * MIN_BLOCKS)
-        sets, added = complete(best, self.cands, self.cons, self.obs, knock_in, looks, self.rng)
+        looks = min(self.level_share, self.left - block * max(MIN_BLOCKS, self.pairs // 2))
+        sets, looked = complete(best, self.cands, self.cons, self.obs, knock_in, looks, self.rng)
         speedup, levels = self.final(best, sets, measure)
         for lv in levels:
-            lv["added"] = [e.to_dict() for e in added[lv["level"]]]
+            tried, added = looked[lv["level"]]
+            lv.update(tried=tried, added=[e.to_dict() for e in added])
         return TuneResult(
             sorted(best),
             speedup,

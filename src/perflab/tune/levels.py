@@ -79,29 +79,36 @@ def complete(
     measure_sets: Callable[[list[set[str]]], list[float]],
     runs: int,
     rng: np.random.Generator,
-) -> tuple[Sets, dict[str, list[Evidence]]]:
+) -> tuple[Sets, dict[str, tuple[list[str] | None, list[Evidence]]]]:
     """Each level's set (as ``reduce.level_sets``) with what its knock-in look found faster,
-    from at most ``runs`` new runs; and the evidence for each level's additions by level.
-    Looks are run from the lowest level up while the runs last; a level without a look keeps
-    its cut set."""
+    from at most ``runs`` new runs; and by level, the candidates its look tried (None: no
+    look) and the evidence for its additions. Looks are run from the lowest level up while
+    the runs last; a level without a look keeps its cut set."""
     levels = level_sets(best, cons)
-    found: dict[frozenset[str], tuple[set[str], list[Evidence]]] = {}
+    found: dict[frozenset[str], tuple[list[str], set[str], list[Evidence]]] = {}
     for _, cut, tries in plan(best, cands, cons, obs):
         n = least_runs(len(tries))
         if n > runs:
             continue  # a level that tries fewer may still fit
         runs -= n
-        found[frozenset(cut)] = knock_in(cut, tries, cons, measure_sets, n, rng)
+        found[frozenset(cut)] = (tries, *knock_in(cut, tries, cons, measure_sets, n, rng))
     out: Sets = []
-    evidence: dict[str, list[Evidence]] = {}
+    looked: dict[str, tuple[list[str] | None, list[Evidence]]] = {}
     for i, (cat, cut) in enumerate(levels):
-        added, ev = found.get(frozenset(cut), (set(), []))
+        if frozenset(cut) not in found:
+            out.append((cat, cut))
+            looked[cat] = (None, [])
+            continue
+        tries, added, ev = found[frozenset(cut)]
         # a look ran at the highest level sharing this cut: a lower level keeps only what
         # lies within it
         keep = {f for f in added if rank(f, cons) <= i}
         out.append((cat, cut | keep))
-        evidence[cat] = [e for e in ev if set(e.factors) <= keep]
-    return out, evidence
+        looked[cat] = (
+            [f for f in tries if rank(f, cons) <= i],
+            [e for e in ev if set(e.factors) <= keep],
+        )
+    return out, looked
 
 
 def knock_in(
