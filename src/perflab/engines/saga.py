@@ -203,13 +203,14 @@ class SagaEngine(JobEngine):
         self.rs = rs
         n = int(self.opts["services"])
         self.urls = [urls[i % len(urls)] for i in range(n)]
+        # what ran, for tests and post-mortems: the job-service URLs and which pty module
+        # (the installed one, or a patched copy) saga imported; written before the services
+        # start, so a run whose bootstrap fails still says it
+        facts = {"urls": self.urls, "pty_process": rs.utils.pty_process.__file__}
+        atomic_write(self.run_dir / "saga.json", json.dumps(facts))
         with ThreadPoolExecutor(max_workers=n) as pool:
             futures = [pool.submit(self._service, u) for u in self.urls]
             self.services = [f.result() for f in futures]
-        # what ran, for tests and post-mortems: the job-service URLs and which pty module
-        # (the installed one, or a patched copy) saga imported
-        facts = {"urls": self.urls, "pty_process": rs.utils.pty_process.__file__}
-        atomic_write(self.run_dir / "saga.json", json.dumps(facts))
 
     def _start_sshds(self, m: int) -> list[str]:
         d = self.run_dir / "sshd"
