@@ -149,3 +149,25 @@ def test_optuna_search_confirms_its_pick_with_measured_pairs() -> None:
     truth = tr.time(tr.matrix([[]]))[0] / tr.time(tr.matrix([res.best]))[0]
     # one interval is a 95% event; coverage over seeds is measured in bench/best_set.py
     assert abs(res.speedup.ratio / truth - 1) < 0.05
+
+
+def test_a_short_budget_is_noted_once_and_a_too_small_one_is_refused(tmp_path: Path) -> None:
+    """Below ~15 runs per candidate the tune says up front that members may stay untested;
+    a budget too small for the stages at all is bad input: one line, exit 2, the note not
+    printed, nothing stored."""
+    from perflab.tune.driver import short_budget
+
+    assert short_budget(300, 20) == "" and "about 300 runs" in short_budget(299, 20)
+    (tmp_path / "app.py").write_text(SCRIPT)
+    base = ["tune", "t3", "--command", f"{sys.executable} app.py", "--factors", "a,b,c"]
+    store = ["--store", str(tmp_path / "s.db")]
+    r = perflab(*base, "--budget", "20", *store, cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--budget 20" in r.stderr and "note:" not in r.stderr
+    assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").campaign_names()
+    assert "give at least 37" in r.stderr  # the search's 6 runs, 16 to reduce, the finals
+    r = perflab(*base, "--budget", "40", "--pairs", "3", *store, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "--budget 40 for 3 candidates" in notes[0], r.stderr
+    assert "recommended: a, b" in r.stdout and "search 1:" in r.stderr

@@ -22,7 +22,15 @@ from perflab.cli.spec_options import base_spec, run_options
     metavar="A,B,C=LEVEL",
     help="Candidate treatments; give several levels of one factor as NAME=L1,NAME=L2.",
 )
-@click.option("--budget", type=int, default=100, show_default=True, help="Runs in all.")
+@click.option(
+    "--budget",
+    type=int,
+    default=100,
+    show_default=True,
+    help="Runs in all. A recommendation whose every member is shown needed usually takes "
+    "about 15 runs per candidate (docs/tune.md); with fewer, members that could not be "
+    "tested stay and are listed as not shown needed.",
+)
 @click.option(
     "--pairs",
     type=int,
@@ -72,15 +80,21 @@ def tune_cmd(
     budget allows. The final blocks run in random order; each costlier level says what it
     gains over the nicer one. Members kept for want of runs are listed as not shown needed.
     Each stage is a campaign NAME.K-stage: run the same command again to resume."""
-    from perflab.tune.driver import tune
+    from perflab.tune.driver import short_budget, tune
     from perflab.tune.render import render
 
-    def on_stage(stage: str, reason: str, left: int, best: float | None) -> None:
-        if not as_json:
-            err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; "
-                              f"fastest run so far {best:,.1f}")  # fmt: skip
-
     candidates = [f.strip() for f in factor_list.split(",") if f.strip()]
+    # after the first stage: by then the inputs were checked (a bad one gets one line)
+    notes = [short_budget(budget, len(candidates))]
+
+    def on_stage(stage: str, reason: str, left: int, best: float | None) -> None:
+        if as_json:
+            return
+        if note := notes.pop() if notes else "":
+            err_console.print(f"note: {note}")
+        err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; "
+                          f"fastest run so far {best:,.1f}")  # fmt: skip
+
     if runner == "parsl" and runner_config:  # its batch system, before a stage is stored
         from perflab.campaign.runners.parsl import check_config
 

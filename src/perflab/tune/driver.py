@@ -4,6 +4,7 @@ replays its decisions from the stored runs and measures only what is missing."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Callable
@@ -25,6 +26,24 @@ from perflab.tune.stages import Tuner
 OnStage = Callable[[str, str, int, float | None], None]
 #: A failed run counts as this many times the slowest ok run of its stage (and is reported).
 FAILED_PENALTY = 10.0
+#: Runs per candidate the search gets at the least.
+SEARCH_MIN = 2
+#: Runs per candidate at which the recommended set is usually clean (every member shown
+#: needed): on bench/best_set.py's four truths (17-20 candidates, 20 seeds) clean in
+#: 0.85-1.00 of seeds at 300 runs, 0.55-0.60 at 200, 0.00-0.20 at 100 (docs/tune.md).
+CLEAN_RUNS_PER_CANDIDATE = 15
+
+
+def short_budget(budget: int, candidates: int) -> str:
+    """A note for a budget below what a clean set usually takes ("" when it is not)."""
+    want = CLEAN_RUNS_PER_CANDIDATE * candidates
+    if budget >= want:
+        return ""
+    return (
+        f"--budget {budget} for {candidates} candidates: members may stay without being shown "
+        f"needed (listed as such); a clean set usually takes about {want} runs "
+        f"({CLEAN_RUNS_PER_CANDIDATE} per candidate, docs/tune.md)"
+    )
 
 
 def tune(
@@ -44,17 +63,22 @@ def tune(
     """Search the best set of ``candidates`` for ``base`` within ``budget`` runs; returns the
     result (best set, its measured speed-up with CI, the stages and their reasons)."""
     check_name(name, "tune name")
-    searcher(search)
-    least = 3 * len(candidates) + REDUCE_MIN + 4
-    if budget < least:
-        raise PerflabError(
-            f"--budget {budget} is too small for {len(candidates)} candidates: give at least "
-            f"{least} (the search, a reduction of at least {REDUCE_MIN} runs, the final blocks)"
-        )
+    kind = searcher(search)
     catalog = load_catalogs(catalogs)
     for f in candidates:
         validate(treat(base, [f], catalog))
     cons = Constraints(candidates, catalog)
+    # the search needs runs of its own beside the reduction and the final blocks
+    least = next(
+        b for b in itertools.count(1) if kind(candidates, cons, b, seed, pairs).search_runs
+        >= SEARCH_MIN * len(candidates)
+    )  # fmt: skip
+    if budget < least:
+        raise PerflabError(
+            f"--budget {budget} is too small for {len(candidates)} candidates: give at least "
+            f"{least} (a search of {SEARCH_MIN} runs per candidate, a reduction of at least "
+            f"{REDUCE_MIN} runs, the final blocks)"
+        )
     stage_no = iter(range(1, 10_000))
     failed: list[str] = []
     best_seen: list[float] = []

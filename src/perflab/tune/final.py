@@ -131,6 +131,11 @@ class Search:
         blocks = min(self.pairs, max(MIN_BLOCKS, self.budget // 10))
         return max(REDUCE_MIN, round(REDUCE_SHARE * self.budget)) + 2 * blocks
 
+    @property
+    def search_runs(self) -> int:
+        """Runs the search itself may spend (the budget less what every later step needs)."""
+        return self.budget - self.reserved
+
     def result(self, searched: set[str], measure: Measure, **found: Any) -> TuneResult:
         """Reduce the search's pick, then measure it and its level sets against the base."""
 

@@ -40,7 +40,7 @@ class OptunaSearch(Search):
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=self.seed))
-        reserve = FINALISTS * 3 + self.reserved
+        reserve = self.budget - self.search_runs
         tried: list[tuple[frozenset[str], float]] = []
         while self.left - reserve > 0 and not self._plateau(tried):
             n = min(BATCH, self.left - reserve)
@@ -52,6 +52,11 @@ class OptunaSearch(Search):
                 tried.append((frozenset(s), y))
         best = self._finalists(tried, measure)
         return self.result(best, measure)
+
+    @property
+    def search_runs(self) -> int:
+        """The trials: the budget less the finalists' runs and what the steps after need."""
+        return super().search_runs - FINALISTS * 3
 
     def _plateau(self, tried: list[tuple[frozenset[str], float]]) -> bool:
         """Whether the last ``PATIENCE`` trials found nothing faster than the best before them
