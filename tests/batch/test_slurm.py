@@ -243,8 +243,9 @@ def test_a_cancelled_job_fails_its_runs_with_slurms_reason(
     counts = json.loads(out.strip().splitlines()[-1])
     assert counts["done"] == 12 and counts["failed"] >= 1
     failed = [r for r in Store(db).records("x") if r.status == "failed"]
-    assert all("CANCELLED" in str(r.error) for r in failed)
-    assert any("*** JOB" in str(r.error) for r in failed)  # slurmstepd's own line
+    errors = [str(r.error) for r in failed]
+    assert all("CANCELLED" in e for e in errors), errors
+    assert any("*** JOB" in e for e in errors), errors  # slurmstepd's own line
     assert cluster.jobs() == []
 
 

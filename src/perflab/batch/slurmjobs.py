@@ -39,8 +39,9 @@ BAD_END = {
 KILLED = {"CANCELLED", "TIMEOUT", "DEADLINE", "PREEMPTED", "OUT_OF_MEMORY"}
 #: States after which a job holds no worker any more.
 ENDED = BAD_END | {"COMPLETED"}
-#: Seconds to wait for slurmstepd's line in the job's stderr file once a job ended badly.
-STDERR_WAIT_S = 3.0
+#: Seconds to wait for slurmstepd's line in the job's stderr file once a job was killed
+#: (3 s missed it once in a loaded fresh-clone CI; the wait ends as soon as the line is there).
+STDERR_WAIT_S = 10.0
 COMMANDS = ("sbatch", "squeue", "scontrol", "scancel")
 
 
