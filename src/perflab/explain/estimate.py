@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from perflab.analysis.claims import adjust
+
 #: The focus stage's condition names: the two releases, and B with every survivor reverted.
 A, B, ALL = "A", "B", "B+all"
 
@@ -78,8 +80,6 @@ def focus_estimates(
     residual (B with every factor reverted against A) from the focus stage's runs
     (condition, round, value). A factor is claimed when its Holm p is below ``alpha`` and
     its share is at least ``threshold`` of a step the focus stage confirms."""
-    from statsmodels.stats.multitest import multipletests
-
     fit = _fit(rows)
     conf = 1 - alpha
     t = float(stats.t.ppf(0.5 + conf / 2, fit.df_resid))
@@ -102,7 +102,7 @@ def focus_estimates(
     lo, hi = out["step"]["low"], out["step"]["high"]
     out["step"]["confirmed"] = bool(lo > 1 or hi < 1)
     ps = [float(fit.pvalues[_coef(f)]) for f in factors]
-    adj = multipletests(ps, method="holm")[1] if factors else []
+    adj = adjust(ps, "holm", alpha)[0]
     for f, p, pa in zip(factors, ps, adj, strict=True):
         k = _coef(f)
         share = _share(fit, f, conf)
