@@ -90,7 +90,7 @@ def tune_cmd(
     def on_stage(stage: str, reason: str, left: int, best: float | None) -> None:
         if as_json:
             return
-        if note := notes.pop() if notes else "":
+        if notes and (note := notes.pop()):
             err_console.print(f"note: {note}")
         err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; "
                           f"fastest run so far {best:,.1f}")  # fmt: skip
