@@ -39,9 +39,8 @@ BAD_END = {
 KILLED = {"CANCELLED", "TIMEOUT", "DEADLINE", "PREEMPTED", "OUT_OF_MEMORY"}
 #: States after which a job holds no worker any more.
 ENDED = BAD_END | {"COMPLETED"}
-#: Seconds to wait for slurmstepd's line in the job's stderr file once a job was killed
-#: (3 s missed it once in a loaded fresh-clone CI; the wait ends as soon as the line is there).
-STDERR_WAIT_S = 10.0
+#: Seconds to wait for slurmstepd's line in the job's stderr file once a job ended badly.
+STDERR_WAIT_S = 3.0
 COMMANDS = ("sbatch", "squeue", "scontrol", "scancel")
 
 
@@ -126,7 +125,8 @@ class JobWatch:
         path = self._stderr_of(jid)
         killed = st.get("JobState") in KILLED
         said: list[str] = []
-        # a killed job: slurmstepd's own line (*** JOB 7 ON node CANCELLED AT … ***), written
+        # a killed job: slurmstepd's own line (*** JOB 7 ON node CANCELLED AT … ***, or
+        # *** STEP 7.0 … for the job step, whichever it wrote last), written
         # as it kills the job, a moment after the controller already says so; a job that
         # failed by itself: the last line its script wrote (a worker_init that went wrong)
         deadline = time.monotonic() + (STDERR_WAIT_S if killed else 0)
