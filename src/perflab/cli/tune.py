@@ -84,14 +84,16 @@ def tune_cmd(
     from perflab.tune.render import render
 
     candidates = [f.strip() for f in factor_list.split(",") if f.strip()]
-    # after the first stage: by then the inputs were checked (a bad one gets one line)
-    notes = [short_budget(budget, len(candidates))]
+    # said after the first stage: by then the inputs were checked (a bad one gets one line)
+    note = short_budget(budget, len(candidates))
 
     def on_stage(stage: str, reason: str, left: int, best: float | None) -> None:
+        nonlocal note
         if as_json:
             return
-        if notes and (note := notes.pop()):
+        if note:
             err_console.print(f"note: {note}")
+            note = ""
         err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; "
                           f"fastest run so far {best:,.1f}")  # fmt: skip
 
