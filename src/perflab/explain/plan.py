@@ -32,10 +32,12 @@ from perflab.compare.gate import metric_value
 from perflab.errors import PerflabError
 from perflab.explain import defaults as dflt
 from perflab.explain import hunks
-from perflab.factors.transformed import locate, modules, transformed_tree
+from perflab.factors.requirements import check_requirement
+from perflab.factors.sources import locate, modules
 from perflab.factors.transforms import parse_transform
-from perflab.factors.venvs import check_requirement, prepare_environment
 from perflab.files import atomic_write, check_name, home_dir, private_dir
+from perflab.prepare import prepare as prepare_spec
+from perflab.prepare.transformed import transformed_tree
 from perflab.spec import RunSpec
 
 #: The engine options that are HTEX keywords perflab may set for safety (docs/security.md).
@@ -93,7 +95,7 @@ def prepare(setup: Setup) -> Prepared:
         v: replace(setup.base, packages=[check_requirement(f"{setup.package}=={v}")])
         for v in (setup.a, setup.b)
     }
-    py = {v: str(prepare_environment(s, home_dir("venvs")).python) for v, s in spec.items()}
+    py = {v: prepare_spec(s).python for v, s in spec.items()}
     listed: list[str] = []
     classes = list(setup.classes) or list(dflt.TARGET_CLASSES.get(setup.base.target, ()))
     changes: list[dflt.DefaultChange] = []
