@@ -57,7 +57,8 @@ def prepare(spec: RunSpec) -> Prepared:
     Bad input (a version pip cannot install, a transform that matches nothing) raises
     PerflabError before anything runs; a patch that does not apply is ``failed``.
     """
-    spec = in_venv(spec, home_dir("venvs"))
+    if spec.packages or spec.venv_base is not None:  # a plain spec touches no cache
+        spec = in_venv(spec, home_dir("venvs"))
     python = spec.python or sys.executable
     # after the venv: a transform meets the source the run's interpreter imports
     transformed = (
