@@ -47,3 +47,14 @@ def test_the_callers_import_prepare_and_no_one_else_builds_a_venv() -> None:
         and any(not p.startswith("prepare/") for p in paths)
     }
     assert outside == {}
+
+
+def test_prepare_sits_between_the_catalog_and_the_run() -> None:
+    from test_architecture import _import_graph, _room
+
+    rooms: dict[str, set[str]] = {}
+    for module, targets in _import_graph().items():
+        rooms.setdefault(_room(module), set()).update(_room(t) for t in targets)
+    assert rooms["prepare"] - {"prepare", "top"} == {"factors", "engines"}
+    assert "prepare" in rooms["run"] and "prepare" not in rooms["factors"]
+    assert "run" not in rooms["prepare"]
