@@ -80,6 +80,15 @@ def prepare(spec: RunSpec) -> Prepared:
     if spec.packages or spec.venv_base:
         venv = {"python": spec.python, "requirements": list(spec.packages)}
     return Prepared(
-        spec, python, trees, tuple(transformed), patched, venv,
-        pythonpath, path, MappingProxyType(env), failed, unmade,
-    )  # fmt: skip
+        spec=spec,
+        python=python,
+        trees=trees,
+        transformed=tuple(transformed),
+        patched=patched,
+        venv=venv,
+        pythonpath=pythonpath,
+        path=path,
+        env=MappingProxyType(env),
+        failed=failed,
+        unmade=unmade,
+    )
