@@ -71,9 +71,7 @@ def rooms() -> list[str]:
 
 
 def top_modules() -> list[str]:
-    return sorted(
-        p.stem for p in SRC.glob("*.py") if p.stem not in ("__init__", "__main__")
-    )
+    return sorted(p.stem for p in SRC.glob("*.py") if p.stem not in ("__init__", "__main__"))
 
 
 def api_pages() -> dict[str, str]:

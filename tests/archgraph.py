@@ -69,34 +69,34 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def room(module: str) -> str:
+def room(module: str, src: Path = SRC) -> str:
     """``perflab.run.measure`` and ``perflab.run`` (its ``__init__``) -> ``run``; a module
     directly under perflab (``perflab.errors``) -> ``top``."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 2 or (SRC / parts[-1]).is_dir() else TOP
+    return parts[1] if len(parts) > 2 or (src / parts[-1]).is_dir() else TOP
 
 
-def node(module: str) -> str:
+def node(module: str, src: Path = SRC) -> str:
     """A room, or a top-level module by its own name (``errors``, ``api``): the nodes of the
     page's table and layers."""
-    r = room(module)
+    r = room(module, src)
     return module.split(".")[-1] if r == TOP and module != "perflab" else r
 
 
-def room_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+def room_graph(graph: dict[str, set[str]], src: Path = SRC) -> dict[str, set[str]]:
     """Room (or top-level module) -> the rooms and top-level modules it imports."""
     out: dict[str, set[str]] = {}
     for module, targets in graph.items():
         if module == "perflab":
             continue
-        here = node(module)
+        here = node(module, src)
         out.setdefault(here, set())
-        out[here] |= {node(t) for t in targets if t != "perflab"} - {here}
+        out[here] |= {node(t, src) for t in targets if t != "perflab"} - {here}
     return out
 
 
-def top_modules(graph: dict[str, set[str]]) -> list[str]:
-    return sorted(node(m) for m in graph if room(m) == TOP and m != "perflab")
+def top_modules(graph: dict[str, set[str]], src: Path = SRC) -> list[str]:
+    return sorted(node(m, src) for m in graph if room(m, src) == TOP and m != "perflab")
 
 
 def layers(rooms: dict[str, set[str]]) -> list[list[str]]:
@@ -143,8 +143,8 @@ def _docstring(name: str, src: Path) -> str:
 
 
 def rooms_table(graph: dict[str, set[str]], old_block: str, src: Path = SRC) -> str:
-    rooms = room_graph(graph)
-    tops = set(top_modules(graph))
+    rooms = room_graph(graph, src)
+    tops = set(top_modules(graph, src))
     hand = _rows(old_block)
     lines = [
         "| folder | holds | imports (from the import graph) |",
@@ -161,9 +161,9 @@ def rooms_table(graph: dict[str, set[str]], old_block: str, src: Path = SRC) -> 
     return "\n".join(lines)
 
 
-def layers_diagram(graph: dict[str, set[str]]) -> str:
-    rooms = room_graph(graph)
-    tops = set(top_modules(graph))
+def layers_diagram(graph: dict[str, set[str]], src: Path = SRC) -> str:
+    rooms = room_graph(graph, src)
+    tops = set(top_modules(graph, src))
     rows = layers(rooms)
     width = max(len(str(len(rows))), 1)
     lines = ["```"]
@@ -182,7 +182,7 @@ def render(page: str, graph: dict[str, set[str]], src: Path = SRC) -> str:
 
     def fill(m: re.Match[str]) -> str:
         kind, old = m.group(2), m.group(3)
-        new = rooms_table(graph, old, src) if kind == "rooms" else layers_diagram(graph)
+        new = rooms_table(graph, old, src) if kind == "rooms" else layers_diagram(graph, src)
         return m.group(1) + new + "\n" + m.group(4)
 
     blocks = {m.group(2) for m in BLOCK.finditer(page)}
@@ -191,11 +191,11 @@ def render(page: str, graph: dict[str, set[str]], src: Path = SRC) -> str:
     return BLOCK.sub(fill, page)
 
 
-def pipeline_rooms_missing(page: str, graph: dict[str, set[str]]) -> list[str]:
+def pipeline_rooms_missing(page: str, graph: dict[str, set[str]], src: Path = SRC) -> list[str]:
     """Rooms that the hand-drawn pipeline diagram (the page's first code block) leaves out."""
     block = re.search(r"```\n(.*?)```", page, re.S)
     drawn = block.group(1) if block else ""
-    folders = {room(m) for m in graph} - {TOP}
+    folders = {room(m, src) for m in graph} - {TOP}
     return sorted(r for r in folders if not re.search(rf"\b{r}/", drawn))
 
 
