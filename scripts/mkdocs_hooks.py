@@ -92,10 +92,9 @@ def api_pages() -> dict[str, str]:
         index.append(f"| [`{room}/`]({room}.md) | {line} |")
         pages[f"{room}.md"] = "\n".join(
             [
-                f"# `perflab.{room}`",
-                "",
                 f"::: perflab.{room}",
                 "    options:",
+                "      heading_level: 1",
                 "      show_submodules: true",
                 "",
             ]
