@@ -4,6 +4,7 @@ pages show parse."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -208,3 +209,28 @@ def test_a_new_room_gets_a_row_and_must_be_drawn(tmp_path: Path) -> None:
     assert "| `prepare/` | Prepare: a run's environment. | `spec` |" in rendered
     assert " prepare/" in rendered.split("<!-- archdoc:layers -->")[1]
     assert archgraph.pipeline_rooms_missing(rendered, graph, src) == ["prepare"]
+
+
+def test_every_perflab_import_the_docs_show_exists() -> None:
+    """The Python snippets of the pages import names that exist: a renamed function breaks
+    this test, not a reader's notebook."""
+    import importlib
+
+    missing = []
+    for page in PAGES:
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
+            try:
+                tree = ast.parse(block)
+            except SyntaxError:
+                continue  # a fragment, not a program
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("perflab"):
+                    assert node.module is not None
+                    module = importlib.import_module(node.module)
+                    for alias in node.names:
+                        if not hasattr(module, alias.name):
+                            try:
+                                importlib.import_module(f"{node.module}.{alias.name}")
+                            except ImportError:
+                                missing.append(f"{page.name}: {node.module}.{alias.name}")
+    assert missing == []
