@@ -20,6 +20,7 @@ from perflab.factors.patching import PatchError, patched_tree
 from perflab.factors.transformed import prepare_sources, tree_package
 from perflab.factors.venvs import prepare_environment
 from perflab.files import create_private, home_dir, perflab_home, private_dir
+from perflab.hook import arm
 from perflab.run import envinfo, launch, phases
 from perflab.run.fill import disk_full, fill
 from perflab.run.launch import Supervisor
@@ -134,6 +135,8 @@ def measure(spec: RunSpec) -> RunRecord:
             patched = patched_tree(spec.patches, home_dir("patched"))
         trees = [Path(s["tree"]) for s in sources] + ([patched] if patched else [])
         job = _job(spec, run_dir, trees)
+        if spec.command is not None:  # the hook: treatments reach the program, with proof
+            arm(job["env"], spec.hook, run_dir)
         create_private(run_dir / "job.json", json.dumps(job))  # the whole environment
     except PatchError as exc:
         record.status, record.error = "failed", str(exc)
