@@ -122,7 +122,7 @@ def _fill_command(
 ) -> tuple[Counters, Counters] | None:
     """A black-box command's score; its window is the whole run (None: no valid score, or a
     treatment the hook could not prove)."""
-    record.wall_s = float(sup["wall_s"])
+    record.wall_s = record.measurement["command_wall_s"] = float(sup["wall_s"])
     count = _hook_facts(record, spec, run_dir)
     if record.status != "ok":
         return None
