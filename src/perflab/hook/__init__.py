@@ -174,7 +174,7 @@ def _config_evidence(
     # what the components Parsl started saw: each pool's own command line, each log start
     wanted = {op["arg"]: op["value"] for op in ops if op.get("arg")}
     pool_keys = {"prefetch_capacity", "poll_period", "max_workers_per_node"}
-    seen = []
+    seen: list[dict[str, Any]] = []
     for f in facts:
         if f.get("fact") == "pool":
             got = {k: f["options"].get(k) for k in pool_keys & set(wanted)}
@@ -213,7 +213,8 @@ def _transform_evidence(
     imports = [f for f in facts if f.get("fact") == "import" and f.get("package") in packages]
     if not imports:
         return [], f"no Python process of the command imported {', '.join(sorted(packages))}"
-    where, wrong = [], []
+    where: list[dict[str, Any]] = []
+    wrong: list[dict[str, Any]] = []
     for f in imports:
         tree = _treated_tree(str(f.get("file") or ""), factor)
         (where if tree else wrong).append(f)

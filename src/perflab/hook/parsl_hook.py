@@ -3,11 +3,20 @@
 builds and writes down what it did and saw. Standard library only until Parsl is imported.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports nothing it does not need at run time
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
-def _argv0():
+    Fact = dict[str, Any]
+
+
+def _argv0() -> str:
     argv = getattr(sys, "argv", None) or [""]
     a0 = os.path.basename(argv[0]) if argv[0] else ""
     if a0 in ("", "-c", "-m"):
@@ -19,10 +28,10 @@ def _argv0():
 
 
 class Hook:
-    def __init__(self, treat, proof):
+    def __init__(self, treat: dict[str, Any], proof: Any) -> None:
         self.factors = treat.get("factors", {})
         self.proof = proof
-        self.count = {
+        self.count: dict[str, Any] = {
             "submitted": 0,
             "completed": 0,
             "failed": 0,
@@ -30,8 +39,9 @@ class Hook:
             "last_result": None,
         }
         self.counting = False
+        self._last_count: dict[str, Any] | None = None
 
-    def ops(self, on):
+    def ops(self, on: str) -> Iterator[tuple[str, dict[str, Any]]]:
         for factor, ops in sorted(self.factors.items()):
             for op in ops:
                 if op.get("on") == on:
@@ -39,7 +49,7 @@ class Hook:
 
     # values given in the file are JSON; a few stand for objects made here
     @staticmethod
-    def value(v):
+    def value(v: Any) -> Any:
         if isinstance(v, dict) and set(v) == {"class"}:
             mod, _, cls = v["class"].rpartition(".")
             if not mod.startswith(("parsl.", "distributed.", "dask.")):
@@ -49,7 +59,7 @@ class Hook:
             return getattr(importlib.import_module(mod), cls)()
         return v
 
-    def wrap_init(self, cls, on, describe):
+    def wrap_init(self, cls: Any, on: str, describe: Callable[[Any], str]) -> None:
         import functools
         import inspect
 
@@ -60,8 +70,8 @@ class Hook:
         hook = self
 
         @functools.wraps(orig)
-        def __init__(obj, *args, **kwargs):
-            changes = []
+        def __init__(obj: Any, *args: Any, **kwargs: Any) -> None:
+            changes: list[tuple[str, str, Any, Any, bool]] = []
             try:
                 bound = sig.bind_partial(obj, *args, **kwargs)
                 for factor, op in hook.ops(on):
@@ -137,18 +147,18 @@ class Hook:
                     )
             hook.created(on, obj, label)
 
-        __init__._perflab_hooked = True
+        __init__._perflab_hooked = True  # type: ignore[attr-defined]
         cls.__init__ = __init__
 
-    def created(self, on, obj, label):
-        fact = {"fact": "created", "class": on, "object": label}
+    def created(self, on: str, obj: Any, label: str) -> None:
+        fact: Fact = {"fact": "created", "class": on, "object": label}
         if on == "Config":
             fact["executors"] = [type(e).__name__ for e in getattr(obj, "executors", [])]
         self.proof.write(fact)
 
     # --- Parsl ---------------------------------------------------------------------------
 
-    def on_parsl(self, module):
+    def on_parsl(self, module: Any) -> None:
         self.proof.write(
             {
                 "fact": "import",
@@ -161,21 +171,21 @@ class Hook:
         if _argv0() == "process_worker_pool.py":
             self.proof.write({"fact": "pool", "options": _pool_options(sys.argv[1:])})
 
-    def on_parsl_config(self, module):
+    def on_parsl_config(self, module: Any) -> None:
         self.wrap_init(module.Config, "Config", lambda c: f"Config(run_dir={c.run_dir!r})")
 
-    def on_htex(self, module):
+    def on_htex(self, module: Any) -> None:
         self.wrap_init(
             module.HighThroughputExecutor,
             "HighThroughputExecutor",
             lambda e: f"HighThroughputExecutor(label={e.label!r})",
         )
 
-    def on_logconfig(self, module):
+    def on_logconfig(self, module: Any) -> None:
         orig = module.oneshot_initialize_logging
         hook = self
 
-        def oneshot_initialize_logging(*, log_config, log_dir, log_name):
+        def oneshot_initialize_logging(*, log_config: Any, log_dir: Any, log_name: str) -> Any:
             hook.proof.write(
                 {"fact": "logging", "component": log_name, "log_config": type(log_config).__name__}
             )
@@ -183,7 +193,7 @@ class Hook:
 
         module.oneshot_initialize_logging = oneshot_initialize_logging
 
-    def on_dflow(self, module):
+    def on_dflow(self, module: Any) -> None:
         import atexit
         import functools
         import time
@@ -192,7 +202,7 @@ class Hook:
         orig = dfk.submit
         hook = self
 
-        def done(fut):
+        def done(fut: Any) -> None:
             c = hook.count
             c["last_result"] = time.time()
             if fut.exception() is None:
@@ -201,7 +211,7 @@ class Hook:
                 c["failed"] += 1
 
         @functools.wraps(orig)
-        def submit(self, *args, **kwargs):
+        def submit(self: Any, *args: Any, **kwargs: Any) -> Any:
             c = hook.count
             if c["first_submit"] is None:
                 c["first_submit"] = time.time()
@@ -220,7 +230,7 @@ class Hook:
         cleanup = dfk.cleanup
 
         @functools.wraps(cleanup)
-        def cleanup_and_count(self, *args, **kwargs):
+        def cleanup_and_count(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 return cleanup(self, *args, **kwargs)
             finally:
@@ -228,13 +238,13 @@ class Hook:
 
         dfk.cleanup = cleanup_and_count
 
-    def write_count(self):
+    def write_count(self) -> None:
         c = dict(self.count)
-        if c["submitted"] and c != getattr(self, "_last_count", None):
+        if c["submitted"] and c != self._last_count:
             self._last_count = c
             self.proof.write({"fact": "tasks", "system": "parsl", **c})
 
-    def watched(self):
+    def watched(self) -> dict[str, Callable[[Any], None]]:
         """Module name -> what to do once it is imported."""
         return {
             "parsl": self.on_parsl,
@@ -245,13 +255,13 @@ class Hook:
         }
 
 
-def _show(v):
+def _show(v: Any) -> Any:
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     return type(v).__name__
 
 
-def _pool_options(argv):
+def _pool_options(argv: list[str]) -> dict[str, Any]:
     """The options a Parsl worker pool was started with (its own command line)."""
     names = {
         "-p": "prefetch_capacity",
@@ -261,7 +271,7 @@ def _pool_options(argv):
         "-b": "block_id",
         "--block_id": "block_id",
     }
-    out = {"debug": "-d" in argv or "--debug" in argv}
+    out: dict[str, Any] = {"debug": "-d" in argv or "--debug" in argv}
     i = 0
     while i < len(argv):
         a = argv[i]

@@ -22,14 +22,21 @@ It opens no socket and no listener. Anything it cannot do is written down as a `
 or ``error`` fact (perflab fails the run with it), never raised into the program.
 """
 
+from __future__ import annotations
+
 import os
 import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports nothing it does not need at run time
+    from collections.abc import Callable
+    from typing import Any
 
 PROOF_DIR = "proof"
 TREAT_FILE = "treat.json"
 
 
-def _private_dir_ok(path, uid):
+def _private_dir_ok(path: str, uid: int) -> str | None:
     try:
         st = os.lstat(path)
     except OSError as exc:
@@ -43,7 +50,7 @@ def _private_dir_ok(path, uid):
     return None
 
 
-def read_private_json(path, uid):
+def read_private_json(path: str, uid: int) -> tuple[Any, str | None]:
     """The JSON in ``path``, or (None, why it was refused)."""
     import json
 
@@ -77,29 +84,29 @@ def read_private_json(path, uid):
 class Proof:
     """One JSON line per fact, in this process's own file (a forked child opens its own)."""
 
-    def __init__(self, folder):
+    def __init__(self, folder: str) -> None:
         self.folder = folder
-        self.fd = None
-        self.pid = None
+        self.fd: int | None = None
+        self.pid: int | None = None
 
-    def _open(self):
+    def _open(self) -> int:
         pid = os.getpid()
-        if self.pid == pid:
+        if self.pid == pid and self.fd is not None:
             return self.fd
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
         for n in range(100):
             name = f"{pid}.jsonl" if n == 0 else f"{pid}-{n}.jsonl"
             try:
-                self.fd = os.open(os.path.join(self.folder, name), flags, 0o600)
+                fd = os.open(os.path.join(self.folder, name), flags, 0o600)
                 break
             except FileExistsError:
                 continue
         else:
             raise OSError("no free proof file name")
-        self.pid = pid
-        return self.fd
+        self.fd, self.pid = fd, pid
+        return fd
 
-    def write(self, fact):
+    def write(self, fact: dict[str, Any]) -> None:
         import json
 
         try:
@@ -110,7 +117,7 @@ class Proof:
             sys.stderr.write(f"perflab hook: could not write proof: {exc}\n")
 
 
-def _argv0():
+def _argv0() -> str:
     argv = getattr(sys, "argv", None) or [""]
     a0 = os.path.basename(argv[0]) if argv[0] else ""
     if a0 in ("", "-c", "-m"):
@@ -121,11 +128,11 @@ def _argv0():
 class Watch:
     """A meta-path finder that runs a function after a watched module is executed."""
 
-    def __init__(self, after):
+    def __init__(self, after: dict[str, Callable[[Any], None]]) -> None:
         self.after = after
-        self.busy = set()
+        self.busy: set[str] = set()
 
-    def find_spec(self, name, path=None, target=None):
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name not in self.after or name in self.busy:
             return None
         import importlib.util
@@ -140,24 +147,24 @@ class Watch:
         orig = spec.loader.exec_module
         then = self.after[name]
 
-        def exec_module(module):
+        def exec_module(module: Any) -> None:
             orig(module)
             try:
                 then(module)
             except Exception as exc:
                 HOOK.proof.write({"fact": "error", "module": name, "error": repr(exc)})
 
-        spec.loader.exec_module = exec_module
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
-    def invalidate_caches(self):
+    def invalidate_caches(self) -> None:
         pass
 
 
-HOOK = None
+HOOK: Any = None
 
 
-def install(run_dir):
+def install(run_dir: str) -> None:
     global HOOK
     uid = os.geteuid()
     proof = Proof(os.path.join(run_dir, PROOF_DIR))
@@ -176,7 +183,7 @@ def install(run_dir):
     sys.meta_path.insert(0, Watch(HOOK.watched()))
 
 
-def _chain():
+def _chain() -> None:
     """Run the sitecustomize this one hides (a start-up bundle's, the user's own)."""
     import importlib.machinery
     import importlib.util
@@ -191,7 +198,7 @@ def _chain():
     spec.loader.exec_module(module)
 
 
-def _main():
+def _main() -> None:
     run_dir = os.environ.get("PERFLAB_RUN_DIR")
     try:
         _chain()
