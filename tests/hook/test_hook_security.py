@@ -31,7 +31,7 @@ def _armed(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     run_dir.mkdir(mode=0o700)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFLAB")}
     env["PERFLAB_RUN_DIR"] = str(run_dir)
-    arm(env, OPS, run_dir)
+    arm(env, RunSpec(command="python app.py", hook=OPS), run_dir)
     return run_dir, env
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.files import create_private
+from perflab.spec import RunSpec
 
 HOOK_DIR = "hook"
 PROOF_DIR = "proof"
@@ -83,15 +84,19 @@ def config_ops(options: dict[str, Any]) -> tuple[list[dict[str, Any]], str | Non
 HOOK_FILES = {"sitecustomize.py": "site.py", "perflab_hook_parsl.py": "parsl_hook.py"}
 
 
-def arm(env: dict[str, str], factors: dict[str, list[dict[str, Any]]], run_dir: Path) -> None:
+def arm(env: dict[str, str], spec: RunSpec, run_dir: Path) -> None:
     """Put the hook into a command's run: its files in the (0700) run directory, and its
-    folder first on the command's ``PYTHONPATH`` (``env`` is changed in place)."""
+    folder first on the command's ``PYTHONPATH`` (``env`` is changed in place). The
+    treatment file holds the config factors' operations and the packages whose import the
+    hook reports (the transformed ones: proof that the treated copy is the one imported)."""
     hook = run_dir / HOOK_DIR
     hook.mkdir(mode=0o700)
     (run_dir / PROOF_DIR).mkdir(mode=0o700)
     for name, source in HOOK_FILES.items():
         create_private(hook / name, (Path(__file__).parent / source).read_text())
-    create_private(run_dir / TREAT_FILE, json.dumps({"version": 1, "factors": factors}))
+    packages = sorted({t["package"] for t in spec.transforms})
+    treatment = {"version": 1, "factors": spec.hook, "packages": packages}
+    create_private(run_dir / TREAT_FILE, json.dumps(treatment))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(hook), env.get("PYTHONPATH")) if p)
     env["PERFLAB_HOOK"] = "1"
 

@@ -158,16 +158,20 @@ class Hook:
 
     # --- Parsl ---------------------------------------------------------------------------
 
-    def on_parsl(self, module: Any) -> None:
+    def on_import(self, module: Any) -> None:
+        """Which copy of a package this process imported (and from which script)."""
         self.proof.write(
             {
                 "fact": "import",
-                "package": "parsl",
+                "package": module.__name__,
                 "file": getattr(module, "__file__", None),
                 "version": getattr(module, "__version__", None),
-                "script": os.path.abspath(sys.argv[0]) if sys.argv[0] else None,
+                "script": os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else None,
             }
         )
+
+    def on_parsl(self, module: Any) -> None:
+        self.on_import(module)
         if _argv0() == "process_worker_pool.py":
             self.proof.write({"fact": "pool", "options": _pool_options(sys.argv[1:])})
 

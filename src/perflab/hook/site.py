@@ -180,7 +180,11 @@ def install(run_dir: str) -> None:
     import perflab_hook_parsl  # beside this file (perflab.hook.arm copies it)
 
     HOOK = perflab_hook_parsl.Hook(treat, proof)
-    sys.meta_path.insert(0, Watch(HOOK.watched()))
+    after = HOOK.watched()
+    for package in treat.get("packages", []):
+        if isinstance(package, str) and package not in after:
+            after[package] = HOOK.on_import
+    sys.meta_path.insert(0, Watch(after))
 
 
 def _chain() -> None:

@@ -136,7 +136,7 @@ def measure(spec: RunSpec) -> RunRecord:
         trees = [Path(s["tree"]) for s in sources] + ([patched] if patched else [])
         job = _job(spec, run_dir, trees)
         if spec.command is not None:  # the hook: treatments reach the program, with proof
-            arm(job["env"], spec.hook, run_dir)
+            arm(job["env"], spec, run_dir)
         create_private(run_dir / "job.json", json.dumps(job))  # the whole environment
     except PatchError as exc:
         record.status, record.error = "failed", str(exc)
