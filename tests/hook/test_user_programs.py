@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import perflab_json
 from perflab import PerflabError, RunSpec, measure
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
@@ -168,3 +169,25 @@ def test_an_htex_factor_on_a_thread_pool_program_fails_with_the_cause(work: Path
     rec = measure(_spec(work, "python parsl_app.py 50 threads", "cfg_no_init_logging"))
     assert rec.status == "ok", rec.error
     assert rec.measurement["treated"]["cfg_no_init_logging"][0]["new"] is False
+
+
+# --- what can reach my program? ---------------------------------------------------------------
+
+
+def test_factors_list_for_a_command_without_a_task_system(work: Path) -> None:
+    out = perflab_json("factors", "list", "--for-command", "python plain_app.py", cwd=work)
+    assert out["probe"]["status"] == "ok" and out["probe"]["imports"] == {}
+    assert "sched_batch" in out["factors"] and "startup_trim_path" in out["factors"]
+    assert not [n for n in out["factors"] if n.startswith(("cfg_", "src_"))]
+
+
+@pytest.mark.slow
+def test_factors_list_for_a_parsl_program_on_threads(work: Path) -> None:
+    out = perflab_json(
+        "factors", "list", "--for-command", "python parsl_app.py 20 threads", cwd=work
+    )
+    assert "parsl" in out["probe"]["imports"]
+    assert out["probe"]["executors"] == ["ThreadPoolExecutor"]
+    assert out["factors"]["cfg_noop_logging"]["reaches"] == "hook: Config"
+    assert out["factors"]["src_submit_biglogs_remove"]["reaches"] == "treated copy of parsl"
+    assert "cfg_prefetch" not in out["factors"]

@@ -52,7 +52,7 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
         elif _binds_command(catalog, name):
             known.append(t)
         elif name in catalog.factors:
-            why = _cannot_reach(catalog.factors[name])
+            why = cannot_reach(catalog.factors[name])
             if why:
                 raise PerflabError(
                     f"factor {name!r} cannot reach a command's program: {why} (to pass it "
@@ -116,7 +116,7 @@ def _binds_command(catalog: Catalog, name: str) -> bool:
     return f.applies_to("command") and all(kind_of(k).for_commands for k in f.effects)
 
 
-def _cannot_reach(f: Factor) -> str | None:
+def cannot_reach(f: Factor) -> str | None:
     """Why a built-in factor made for perflab's engine targets cannot reach a command's own
     program (None: it can, through the hook or the command's environment)."""
     for key, value in f.effects.items():

@@ -256,6 +256,9 @@ class Hook:
             "parsl.executors.high_throughput.executor": self.on_htex,
             "parsl.logconfigs.base": self.on_logconfig,
             "parsl.dataflow.dflow": self.on_dflow,
+            # which other task systems a program uses (``factors list --for-command``)
+            "dask": self.on_import,
+            "distributed": self.on_import,
         }
 
 
