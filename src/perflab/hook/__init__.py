@@ -31,6 +31,11 @@ MAX_FACTS = 8
 MAX_PROOF_BYTES = 1 << 20
 
 HTEX = "HighThroughputExecutor"
+DASK_CONFIG = "dask.config"
+LOCAL_CLUSTER = "LocalCluster"
+#: The task system a hook operation's object belongs to: (the package, its name).
+SYSTEMS = {DASK_CONFIG: ("distributed", "Dask distributed"), LOCAL_CLUSTER: ("distributed",
+           "Dask distributed")}  # fmt: skip
 #: What the hook passes (or sets) for each Parsl engine option a config factor treats. The
 #: option names are the engines' own (``HTEX_OPTIONS`` and the engine's ``workers``,
 #: ``blocks``, ``initialize_logging``), so a catalog factor means the same for a command.
@@ -42,10 +47,13 @@ NOT_FOR_COMMANDS = {
 
 def config_unreachable(options: dict[str, Any]) -> str | None:
     """Why a config factor's options cannot reach a program (None: the hook applies them)."""
+    from perflab.engines.dask_local import DASK_KNOBS
     from perflab.engines.parsl_htex import HTEX_OPTIONS
     from perflab.net import NET_OPTIONS
 
     for key in options:
+        if key in DASK_KNOBS:
+            continue
         if key in NOT_FOR_COMMANDS:
             return NOT_FOR_COMMANDS[key]
         if key in NET_OPTIONS:
@@ -58,13 +66,20 @@ def config_unreachable(options: dict[str, Any]) -> str | None:
 def config_ops(options: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
     """The hook's operations for a config factor's options (level substituted), or why one
     cannot reach a program (an option only perflab's engines understand)."""
+    from perflab.engines.dask_local import DASK_KNOBS, dask_settings
     from perflab.engines.parsl_htex import HTEX_OPTIONS
 
     why = config_unreachable(options)
     if why:
         return [], why
-    ops: list[dict[str, Any]] = []
+    config, cluster = dask_settings({k: v for k, v in options.items() if k in DASK_KNOBS})
+    ops: list[dict[str, Any]] = [
+        *({"on": DASK_CONFIG, "key": k, "value": v} for k, v in config.items()),
+        *({"on": LOCAL_CLUSTER, "arg": k, "value": v} for k, v in cluster.items()),
+    ]
     for key, value in options.items():
+        if key in DASK_KNOBS:
+            continue
         if key in HTEX_OPTIONS:
             ops.append({"on": HTEX, "arg": key, "value": value})
         elif key == "workers":
@@ -81,7 +96,11 @@ def config_ops(options: dict[str, Any]) -> tuple[list[dict[str, Any]], str | Non
 
 
 #: The hook's files, as copied into the run: name in the run's hook folder -> source here.
-HOOK_FILES = {"sitecustomize.py": "site.py", "perflab_hook_parsl.py": "parsl_hook.py"}
+HOOK_FILES = {
+    "sitecustomize.py": "site.py",
+    "perflab_hook_parsl.py": "parsl_hook.py",
+    "perflab_hook_dask.py": "dask_hook.py",
+}
 
 
 def arm(env: dict[str, str], spec: RunSpec, run_dir: Path) -> None:
@@ -201,8 +220,9 @@ def _config_absent(factor: str, ops: list[dict[str, Any]], facts: list[dict[str,
     if errors:
         return f"the hook could not apply it: {errors[0].get('error')}"
     on = sorted({op["on"] for op in ops})
-    if not any(f.get("fact") == "import" and f.get("package") == "parsl" for f in facts):
-        return "no Python process of the command imported Parsl"
+    package, name = SYSTEMS.get(on[0], ("parsl", "Parsl"))
+    if not any(f.get("fact") == "import" and f.get("package") == package for f in facts):
+        return f"no Python process of the command imported {name}"
     made = [f for f in facts if f.get("fact") == "created" and f.get("class") in on]
     if not made:
         configs = [f for f in facts if f.get("fact") == "created" and f.get("class") == "Config"]
@@ -250,6 +270,12 @@ def _treated_tree(file: str, factor: str) -> Path | None:
     return None
 
 
+COUNTED_AT = {
+    "parsl": "perflab hook (DataFlowKernel.submit and each AppFuture's result)",
+    "dask": "perflab hook (Client.submit and Client.map, and each future's result)",
+}
+
+
 def task_count(facts: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The program's tasks as the hook counted them (the process that submitted most)."""
     counts = [f for f in facts if f.get("fact") == "tasks" and f.get("submitted")]
@@ -260,7 +286,7 @@ def task_count(facts: list[dict[str, Any]]) -> dict[str, Any] | None:
     if best.get("first_submit") is not None and best.get("last_result") is not None:
         span = float(best["last_result"]) - float(best["first_submit"])
     return {
-        "source": "perflab hook (DataFlowKernel.submit and each AppFuture's result)",
+        "source": COUNTED_AT.get(str(best.get("system")), "perflab hook"),
         "system": best.get("system"),
         "process": _process(best),
         "submitted": best["submitted"],

@@ -258,7 +258,6 @@ class Hook:
             "parsl.dataflow.dflow": self.on_dflow,
             # which other task systems a program uses (``factors list --for-command``)
             "dask": self.on_import,
-            "distributed": self.on_import,
         }
 
 

@@ -66,8 +66,8 @@ def _how(f: Factor, found: dict[str, Any]) -> str | None:
     kinds = {kind_of(k).name for k in f.effects}
     ways = []
     if "config" in kinds:
-        on = {op for v in f.effects.get("config", {}) for op in _config_on(v)}
-        if not on <= set(found["built"]) | set(found["executors"]):
+        on = {_config_on(v) for v in f.effects.get("config", {})}
+        if not on <= {*found["built"], *found["executors"], *found["imports"]}:
             return None
         ways.append(f"hook: {', '.join(sorted(on))}")
     if "transform" in kinds:
@@ -83,5 +83,10 @@ def _how(f: Factor, found: dict[str, Any]) -> str | None:
     return "; ".join(ways) or None
 
 
-def _config_on(option: str) -> set[str]:
-    return {"Config"} if option == "initialize_logging" else {"HighThroughputExecutor"}
+def _config_on(option: str) -> str:
+    """What a program must import or build for a config option to reach it."""
+    from perflab.engines.dask_local import DASK_KNOBS
+
+    if option in DASK_KNOBS:
+        return "LocalCluster" if DASK_KNOBS[option][0] == "cluster" else "distributed"
+    return "Config" if option == "initialize_logging" else "HighThroughputExecutor"

@@ -180,7 +180,9 @@ def install(run_dir: str) -> None:
     import perflab_hook_parsl  # beside this file (perflab.hook.arm copies it)
 
     HOOK = perflab_hook_parsl.Hook(treat, proof)
-    after = HOOK.watched()
+    import perflab_hook_dask
+
+    after = {**HOOK.watched(), **perflab_hook_dask.watched(HOOK)}
     for package in treat.get("packages", []):
         if isinstance(package, str) and package not in after:
             after[package] = HOOK.on_import
