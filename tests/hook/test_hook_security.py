@@ -157,3 +157,15 @@ def test_nobody_cannot_plant_or_swap_the_hook_or_the_treatment(
         """
     )
     assert set(out.values()) == {"refused"}, out
+
+
+def test_the_hook_runs_the_sitecustomize_it_hides(tmp_path: Path) -> None:
+    """A start-up bundle's or the user's own sitecustomize still runs, after the hook."""
+    run_dir, env = _armed(tmp_path)
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import builtins\nbuiltins.OWN_SITE = True\n")
+    env["PYTHONPATH"] += os.pathsep + str(own)
+    proc = _python(env, "import builtins, sys; print(builtins.OWN_SITE, type(sys.meta_path[0]))")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[0] == "True" and "Watch" in proc.stdout
