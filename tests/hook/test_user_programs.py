@@ -141,6 +141,8 @@ def test_parsl_workflow_treated_with_proof_from_every_process(work: Path) -> Non
     assert logging["interchange.py"] == "NoopLogging"
     assert logging["process_worker_pool.py"] == "NoopLogging"
     assert not list((work / "runinfo").rglob("*.log")), "NoopLogging writes no log file"
+    logs = rec.measurement["program_logs"]
+    assert logs["run_dirs"] == [str(work / "runinfo" / "000")] and logs["files"] == 0
     # the transformed copy, imported by the driver, the interchange and the pools
     imports = treated["src_submit_biglogs_remove"]
     tree = Path(rec.measurement["transformed"][0]["tree"])
@@ -165,10 +167,17 @@ def test_an_htex_factor_on_a_thread_pool_program_fails_with_the_cause(work: Path
         "cfg_prefetch=100: the command created no HighThroughputExecutor "
         "(its Config's executors: ThreadPoolExecutor)"
     ), rec.error
-    # the logging factor reaches the Config of the same program
-    rec = measure(_spec(work, "python parsl_app.py 50 threads", "cfg_no_init_logging"))
+    # the logging factor reaches the Config of the same program: no parsl.log
+    plain = measure(_spec(work, "python parsl_app.py 50 threads", metric="wall_s"))
+    assert plain.status == "ok", plain.error
+    assert plain.measurement["program_logs"]["lines"] > 100
+    assert plain.log_bytes == plain.measurement["program_logs"]["bytes"]
+    rec = measure(
+        _spec(work, "python parsl_app.py 50 threads", "cfg_no_init_logging", metric="wall_s")
+    )
     assert rec.status == "ok", rec.error
     assert rec.measurement["treated"]["cfg_no_init_logging"][0]["new"] is False
+    assert rec.measurement["program_logs"]["lines"] == 0 and rec.log_bytes == 0
 
 
 # --- what can reach my program? ---------------------------------------------------------------

@@ -294,3 +294,21 @@ def task_count(facts: list[dict[str, Any]]) -> dict[str, Any] | None:
         "failed": best.get("failed", 0),
         "span_s": span,
     }
+
+
+def program_logs(facts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The log files in the run directories the program's task system made (Parsl's
+    ``runinfo/NNN``): how many, their bytes and lines (a logging factor's visible effect)."""
+    dirs = sorted({str(f["path"]) for f in facts if f.get("fact") == "run_dir" and f.get("path")})
+    if not dirs:
+        return None
+    files = bytes_ = lines = 0
+    for d in dirs:
+        for p in Path(d).rglob("*"):
+            if p.is_file() and not p.is_symlink() and (p.suffix == ".log" or ".log." in p.name):
+                try:
+                    data = p.read_bytes()
+                except OSError:
+                    continue
+                files, bytes_, lines = files + 1, bytes_ + len(data), lines + data.count(b"\n")
+    return {"run_dirs": dirs, "files": files, "bytes": bytes_, "lines": lines}

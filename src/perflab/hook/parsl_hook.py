@@ -228,6 +228,15 @@ class Hook:
             return fut
 
         dfk.submit = submit
+        init = dfk.__init__
+
+        @functools.wraps(init)
+        def init_and_say(self: Any, *args: Any, **kwargs: Any) -> None:
+            init(self, *args, **kwargs)
+            where = os.path.abspath(str(getattr(self, "run_dir", "")))
+            hook.proof.write({"fact": "run_dir", "system": "parsl", "path": where})
+
+        dfk.__init__ = init_and_say
         if not self.counting:
             self.counting = True
             atexit.register(self.write_count)

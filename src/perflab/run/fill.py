@@ -10,7 +10,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from perflab.hook import judge, read_facts, task_count
+from perflab.hook import judge, program_logs, read_facts, task_count
 from perflab.run import phases
 from perflab.run.blackbox import ScoreError, parse_score
 from perflab.run.record import RunRecord
@@ -157,6 +157,10 @@ def _hook_facts(record: RunRecord, spec: RunSpec, run_dir: Path) -> dict[str, An
     count = task_count(facts)
     if count:
         record.measurement["task_count"] = count
+    logs = program_logs(facts)
+    if logs:  # the program's own Parsl run_dir (runinfo/NNN) is outside perflab's
+        record.measurement["program_logs"] = logs
+        record.log_bytes = (record.log_bytes or 0) + logs["bytes"]
     if treated:
         record.measurement["treated"] = treated
     if causes:
