@@ -45,6 +45,13 @@ def test_a_catalog_config_factor_goes_to_the_hook_not_to_the_labels(work: Path) 
     assert "algo=fast" not in spec.hook
 
 
+def test_a_factor_twice_or_two_conflicting_factors_are_refused(work: Path) -> None:
+    with pytest.raises(PerflabError, match="'cfg_prefetch' given twice"):
+        _spec(work, "python parsl_app.py", "cfg_prefetch=10,cfg_prefetch=100")
+    with pytest.raises(PerflabError, match="conflict"):
+        _spec(work, "python parsl_app.py", "cfg_noop_logging,cfg_no_init_logging")
+
+
 def test_a_source_factor_is_a_transform_of_the_command(work: Path) -> None:
     spec = _spec(work, "python parsl_app.py", "src_submit_biglogs_remove")
     assert [t["factor"] for t in spec.transforms] == ["src_submit_biglogs_remove"]

@@ -87,7 +87,11 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
             [t], catalog.factors[t.partition("=")[0].strip()].targets[0]
         )
     ]
-    catalog.check_set([tr.factor for tr in [*parsed, *through]])
+    names = [tr.factor for tr in [*parsed, *through]]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise PerflabError(f"factor {twice[0]!r} given twice")
+    catalog.check_set(names)
     out = catalog.apply(spec, parsed)
     for tr in through:
         for key, value in catalog.get(tr.factor).effects.items():
