@@ -25,7 +25,8 @@ from perflab.run.measure import measure_repeated, summarize, validate
     default="",
     metavar="A,B=LEVEL",
     help="Treatment set: factor names from the catalog, NAME=LEVEL for levelled "
-    "factors. Command targets also pass unknown names through PERFLAB_TREATMENTS.",
+    "factors. Command targets also pass unknown names (and label:NAME) through "
+    "PERFLAB_TREATMENTS.",
 )
 @runs_option(
     1, "Fresh measurements of the same thing; prints median and CV.", old=("--repeat", "-r")

@@ -16,6 +16,7 @@ from perflab.engines import ENGINES
 from perflab.errors import PerflabError, insecure_refusal
 from perflab.factors.sources import tree_package
 from perflab.files import create_private, home_dir, perflab_home, private_dir
+from perflab.hook import arm
 from perflab.prepare import Prepared, prepare
 from perflab.run import envinfo, launch, phases
 from perflab.run.fill import disk_full, fill
@@ -105,7 +106,10 @@ def measure(spec: RunSpec) -> RunRecord:
         if prepared.unmade:  # a tree the machine could not write, as a full disk here
             raise OSError(prepared.unmade)
         if prepared.failed is None:
-            create_private(run_dir / "job.json", json.dumps(_job(prepared, run_dir)))
+            job = _job(prepared, run_dir)
+            if spec.command is not None:  # the hook: treatments reach the program, with proof
+                arm(job["env"], prepared.spec, run_dir)
+            create_private(run_dir / "job.json", json.dumps(job))  # the whole environment
     except OSError as exc:  # the machine's fault (disk full, no permission): not measured
         sup = {"infrastructure": f"could not prepare the run directory: {exc}"}
     else:
