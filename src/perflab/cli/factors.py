@@ -98,7 +98,7 @@ def factors_generate_log_calls(
 
 
 def _list_for_command(command: str, timeout_s: float, catalog: Catalog, as_json: bool) -> None:
-    from perflab.hook.probe import probe, reaching
+    from perflab.run.probe import probe, reaching
 
     found = probe(command, timeout_s)
     reach = reaching(catalog, found)
