@@ -8,8 +8,22 @@ from typing import Any
 import click
 
 from perflab.campaign.store import Store
-from perflab.cli.app import err_console, json_option, main, resolved, runner_option, store_option
+from perflab.cli.app import (
+    RegistryChoice,
+    err_console,
+    json_option,
+    main,
+    resolved,
+    runner_option,
+    store_option,
+)
 from perflab.cli.spec_options import base_spec, run_options
+
+
+def _searches() -> Any:
+    from perflab.tune.searches import SEARCHES
+
+    return SEARCHES
 
 
 @main.command("tune")
@@ -41,12 +55,13 @@ from perflab.cli.spec_options import base_spec, run_options
 )
 @click.option(
     "--search",
-    type=click.Choice(["optuna", "staged"]),
     default="optuna",
     show_default=True,
+    cls=RegistryChoice,
+    registry=_searches,
     help="optuna: TPE trials, the best 3 re-measured (the better in bench/best_set.py); "
-    "staged: screen, focus, confirm rounds. Either ends with the reduction and the final "
-    "blocks.",
+    "staged: screen, focus, confirm rounds. Every search ends with the reduction and the "
+    "final blocks.",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @runner_option

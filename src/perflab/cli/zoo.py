@@ -17,11 +17,11 @@ from perflab.errors import PerflabError
 from perflab.report import terminal
 from perflab.zoo.suite import (
     DEFAULT_LEVELS,
-    DEFAULT_TARGETS,
     ZOO_DESIGN,
     ZooConfig,
     create_zoo,
     default_name,
+    default_targets,
     scoreboard,
 )
 
@@ -110,7 +110,11 @@ def zoo_options(f: Any) -> Any:
 
 
 @main.command("zoo")
-@click.option("--targets", help=f"Engines (default {','.join(DEFAULT_TARGETS)}).")
+@click.option(
+    "--targets",
+    help="Engines (default: every engine that expresses task dependencies; "
+    "`perflab plugins engine` lists them).",
+)
 @click.option(
     "--workloads",
     default="metg,chain,fan",
@@ -152,7 +156,7 @@ def zoo_cmd(
     **o: Any,
 ) -> None:
     """Run the standard suite across engines and print the scoreboard."""
-    cfg = _config(o, names(targets) or list(DEFAULT_TARGETS), names(workloads) or [])
+    cfg = _config(o, names(targets) or default_targets(), names(workloads) or [])
     cfg.dag_tasks, cfg.dag_task_us = dag_tasks, dag_task_us
     cfg.recipes, cfg.wf_task_ms = names(recipes) or [], wf_task_ms
     cfg.wf_sizes = [_count(x, "--wf-sizes") for x in names(wf_sizes) or []]
