@@ -207,7 +207,7 @@ def compare(
     default) and return the comparison (``.decision.verdict``, ``.regression``, ``.to_dict()``).
     Side options (``--package-b``, ``--python-a`` …) are ``compare.sides.side_spec``'s."""
     from perflab.compare import calibrate as cal
-    from perflab.compare.gate import DEFAULT_MAX_RUNS, DEFAULT_MIN_RUNS, Side, run_compare
+    from perflab.compare.gate import DEFAULT_MIN_RUNS, Side, run_compare
     from perflab.factors.venvs import prepare_environment
     from perflab.files import home_dir, perflab_home
     from perflab.run.measure import validate
@@ -219,12 +219,7 @@ def compare(
         side.spec = prepare_environment(side.spec, home_dir("venvs"))
     source = "--runs"
     if runs is None:
-        found = cal.load(cal.signature(sides[0].spec, metric), perflab_home())
-        runs, source = (
-            (found.recommended_n, f"calibration of {found.measured_at}")
-            if found is not None
-            else (DEFAULT_MAX_RUNS, "default (not calibrated: see `perflab calibrate`)")
-        )
+        runs, source = cal.runs_per_side(sides[0].spec, metric, perflab_home())
     return run_compare(
         sides[0], sides[1], metric, threshold, alpha,
         DEFAULT_MIN_RUNS if min_runs is None else min_runs, runs, source,
