@@ -74,6 +74,18 @@ def test_analyze_reads_a_dataset_csv(work: Path) -> None:
     assert result.to_json()["factors"]
 
 
+def test_a_dataset_is_imported_and_exported_unchanged(work: Path) -> None:
+    golden = Path(__file__).parent / "golden"
+    store = work / "s.db"
+    assert api.import_dataset(golden / "dataset.csv", "g", store=store) > 0
+    out = api.export("g", work / "g.csv", store=store)
+    assert out.read_text() == (golden / "export.csv").read_text()
+    deltas = api.export("g", deltas=True, store=store)
+    assert deltas.name == "g.deltas.csv" and deltas.read_text().startswith("factor;")
+    with pytest.raises(PerflabError, match="CSV only"):
+        api.export("g", fmt="parquet", deltas=True, store=store)
+
+
 def test_compare_decides_on_exact_sides(work: Path) -> None:
     a = RunSpec(command="bash -c 'echo 100'")
     b = RunSpec(command="bash -c 'echo 200'")
@@ -111,7 +123,8 @@ def test_explain_checks_its_input_before_building_anything(work: Path) -> None:
 
 
 def test_the_api_names_a_function_for_each_verb() -> None:
-    for verb in ("run", "campaign_create", "campaign_run", "campaign_status", "analyze",
-                 "report", "compare", "tune", "explain", "profile"):  # fmt: skip
+    for verb in ("run", "campaign_create", "campaign_run", "campaign_status", "campaigns",
+                 "campaign_extend", "analyze", "report", "export", "import_dataset",
+                 "compare", "tune", "explain", "profile"):  # fmt: skip
         fn = getattr(api, verb)
         assert callable(fn) and fn.__doc__, verb

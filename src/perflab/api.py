@@ -2,7 +2,8 @@
 parses options, calls one of these and prints what it returns::
 
     from perflab import api
-    from perflab.spec import RunSpec
+    from perflab.errors import PerflabError
+from perflab.spec import RunSpec
 
     base = RunSpec(target="command", command="bash -c 'echo 100'")
     records = api.run(base, runs=3)                       # perflab run --runs 3
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab.errors import PerflabError
 from perflab.spec import RunSpec
 
 if TYPE_CHECKING:
@@ -188,6 +190,48 @@ def report(
 
 #: The name this function had first (``perflab.report_on``).
 report_on = report
+
+
+def export(
+    name: str,
+    path: str | Path | None = None,
+    fmt: str = "csv",
+    deltas: bool = False,
+    metric: str = "us_per_task",
+    store: Store | str | Path | None = None,
+) -> Path:
+    """``perflab export``: campaign ``name``'s runs as a dataset file (CSV or parquet;
+    default ``NAME.csv``), or with ``deltas`` its pairs of runs X, X+{t} (CSV, default
+    ``NAME.deltas.csv``), written whole or not at all; returns the path."""
+    from perflab.campaign.dataset import export as write_runs
+
+    if not deltas:
+        return write_runs(open_store(store), name, path or f"{name}.{fmt}", fmt)
+    from perflab.analysis.deltas import run_pairs
+    from perflab.campaign.source import load
+    from perflab.files import atomic_write
+
+    if fmt != "csv":
+        raise PerflabError("--deltas: the deltas are written as CSV only (drop --format)")
+    df = run_pairs(load(name, None if store is None else str(store), metric))
+    out = Path(path or f"{name}.deltas.csv")
+    try:
+        return atomic_write(out, lambda tmp: df.to_csv(tmp, sep=";", index=False))
+    except OSError as exc:
+        raise PerflabError(f"{out}: cannot write ({exc.strerror or exc})") from None
+
+
+def import_dataset(
+    csv_file: str | Path,
+    name: str,
+    metric: str = "us_per_task",
+    store: Store | str | Path | None = None,
+) -> int:
+    """``perflab import``: a dataset CSV made elsewhere (other tools' header names too) as
+    a new campaign ``name``; returns how many runs were imported."""
+    from perflab.campaign.dataset import import_csv
+
+    return import_csv(open_store(store), csv_file, name, metric)
 
 
 def compare(
