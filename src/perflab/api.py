@@ -2,10 +2,9 @@
 parses options, calls one of these and prints what it returns::
 
     from perflab import api
-    from perflab.errors import PerflabError
-from perflab.spec import RunSpec
+    from perflab.spec import RunSpec
 
-    base = RunSpec(target="command", command="bash -c 'echo 100'")
+    base = RunSpec(command="bash -c 'echo 100'")          # or target=, workload=, tasks=
     records = api.run(base, runs=3)                       # perflab run --runs 3
     api.campaign_create("c1", base, ["a", "b"], design="full")
     api.campaign_run("c1")                                # perflab campaign run c1
