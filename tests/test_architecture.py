@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from archgraph import circles as _circles
+from archgraph import import_graph as _import_graph
+from archgraph import room as _room
 from conftest import ROOT, perflab
 from contracts import REL, contract_diffs
 from perflab.analysis import analyze
@@ -58,54 +61,6 @@ def test_modules_and_functions_stay_small() -> None:
                     too_long_functions.append(f"{path.relative_to(SRC)}:{fn.name}")
     assert too_long_modules == []
     assert too_long_functions == []
-
-
-def _import_graph() -> dict[str, set[str]]:
-    """Module -> the perflab modules it imports, anywhere in its file (also inside functions
-    and under TYPE_CHECKING). An import of a module's own ancestor package is left out:
-    Python imports those first anyway."""
-    paths = {
-        ".".join(p.relative_to(SRC.parent).with_suffix("").parts).removesuffix(".__init__"): p
-        for p in SRC.rglob("*.py")
-    }
-    graph: dict[str, set[str]] = {m: set() for m in paths}
-    for module, path in paths.items():
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                named = [f"{node.module}.{a.name}" for a in node.names]
-                targets = [t for t in named if t in paths] or [node.module]
-            elif isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            else:
-                continue
-            graph[module] |= {
-                t for t in targets if t in paths and t != module and not module.startswith(t + ".")
-            }
-    return graph
-
-
-def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One circle through each node that lies on one (a depth-first search's back edges)."""
-    found, state = [], dict.fromkeys(graph, 0)  # 0 new, 1 on the path, 2 done
-
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(graph[node]):
-            if state[nxt] == 1:
-                found.append(path[path.index(nxt) :] + [nxt])
-            elif state[nxt] == 0:
-                visit(nxt, [*path, nxt])
-        state[node] = 2
-
-    for node in sorted(graph):
-        if state[node] == 0:
-            visit(node, [node])
-    return found
-
-
-def _room(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 2 else "top"
 
 
 def test_the_import_graph_has_no_circles_between_modules_or_rooms() -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conftest import perflab
 from perflab.errors import PerflabError
 from perflab.run.record import RunRecord
-from perflab.studies import job_submission
+from perflab.studies import job_submission, job_submission_charts
 
 
 def _record(rate: float, wall: float, user: float, sys_: float, status: str = "ok") -> RunRecord:
@@ -48,3 +50,17 @@ def test_cli_bad_input_exits_2_under_the_new_and_the_old_spelling() -> None:
         proc = perflab(*verb, "curve", "services", "--levels", "1,x")
         assert proc.returncode == 2 and "--levels" in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_curve_charts_are_named_for_what_they_show(tmp_path: Path) -> None:
+    rows = [
+        {"target": "saga", "services": n, "rate": 2.0 * n, "rates": [2.0 * n, 2.1 * n],
+         "failed": [], "run_ids": []}
+        for n in (1, 2)
+    ]  # fmt: skip
+    paths = job_submission_charts.curve_figure("services", rows, "services", tmp_path)
+    assert sorted(Path(p).name for p in paths) == [
+        "job_submission_services.png",
+        "job_submission_services.svg",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(Path(p).name for p in paths)

@@ -61,7 +61,7 @@ def print_curve(name: str, rows: Sequence[dict[str, Any]], console: Console | No
 
 def curve_figure(name: str, rows: Sequence[dict[str, Any]], x: str, out_dir: Path) -> list[Path]:
     """Rate against ``x`` (each run a point, medians joined), one line per shard count for
-    the pub/sub curve; written as ``seed001_<name>.png`` and ``.svg``."""
+    the pub/sub curve; written as ``job_submission_<name>.png`` and ``.svg``."""
     import pandas as pd
     from plotnine import aes, geom_line, geom_point, ggplot, labs, theme_bw
 
