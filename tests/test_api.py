@@ -122,9 +122,21 @@ def test_explain_checks_its_input_before_building_anything(work: Path) -> None:
     assert not (work / "s.db").exists()
 
 
+def test_zoo_refuses_bad_input_before_planning(work: Path) -> None:
+    from perflab.zoo.suite import ZooConfig
+
+    store = work / "s.db"
+    with pytest.raises(PerflabError, match="--basis"):
+        api.zoo(ZooConfig(targets=["cf-threads"]), basis="nope", store=store)
+    api.campaign_create("c1", _base(work), ["a"], "full", store=store)
+    with pytest.raises(PerflabError, match="not a zoo"):
+        api.zoo(ZooConfig(targets=["cf-threads"]), name="c1", store=store)
+    assert [c["name"] for c in api.campaigns(store)] == ["c1"]
+
+
 def test_the_api_names_a_function_for_each_verb() -> None:
     for verb in ("run", "campaign_create", "campaign_run", "campaign_status", "campaigns",
                  "campaign_extend", "analyze", "report", "export", "import_dataset",
-                 "compare", "tune", "explain", "profile"):  # fmt: skip
+                 "compare", "tune", "explain", "profile", "zoo"):  # fmt: skip
         fn = getattr(api, verb)
         assert callable(fn) and fn.__doc__, verb

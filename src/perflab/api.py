@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from perflab.campaign.store import Store
     from perflab.compare.gate import Comparison, Side
     from perflab.run.record import RunRecord
+    from perflab.zoo.suite import ZooConfig
 
 
 def open_store(store: Store | str | Path | None = None) -> Store:
@@ -345,6 +346,36 @@ def explain(
         atomic_write(out / "explain.json", json.dumps(result, indent=1, default=str))
         atomic_write(out / "explain.md", markdown(result))
         atomic_write(out / "explain.html", page(result))
+    return result
+
+
+def zoo(
+    cfg: ZooConfig | None = None,
+    name: str | None = None,
+    prefix: str = "zoo",
+    seed: int | None = None,
+    threshold: float = 0.5,
+    basis: str = "peak",
+    output: str | Path | None = None,
+    store: Store | str | Path | None = None,
+    run_round: Callable[[Store, str], dict[str, int]] | None = None,
+    on_levels: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> dict[str, Any]:
+    """``perflab zoo`` (and ``metg``: one target, kinds ``["metg"]``): the standard suite of
+    ``cfg`` (default: every engine that expresses dependencies) as a resumable campaign;
+    returns its name, counts and scoreboard (``table``, ``rows``), and writes zoo.html into
+    ``output`` when given. See ``zoo.driver.run_zoo``."""
+    from perflab.zoo.driver import run_zoo
+    from perflab.zoo.suite import ZooConfig
+
+    result = run_zoo(
+        open_store(store), cfg or ZooConfig(), name, prefix, seed, threshold, basis,
+        run_round, on_levels,
+    )  # fmt: skip
+    if output:
+        from perflab.report.zoo import write_zoo_report
+
+        write_zoo_report(result["table"], result["rows"], output, result["name"])
     return result
 
 
