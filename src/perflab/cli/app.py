@@ -1,5 +1,7 @@
 """The ``perflab`` command group and what its verbs share: error handling, option parsing,
-the options that describe one run. Verbs live one group per module beside this one.
+the options that describe one run. Verbs live one group per module beside this one: every
+module of ``perflab.cli`` that adds commands to ``main`` is found (``verb_modules``), so a
+new verb is one new module.
 
 Exit codes (one table in docs/reliability.md): 0 all ok; 1 a run failed, timed out or was
 not measured (it is recorded); 2 bad input; 3 an internal error (traceback in a file).
