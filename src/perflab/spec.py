@@ -44,7 +44,7 @@ class RunSpec:
     #: Interpreter for engine targets (default: the one running perflab).
     python: str | None = None
     #: Requirements (``NAME==VERSION``, or a source tree's path) for a private cached venv
-    #: of the run's interpreter (factors/venvs.py); the target's other packages are pinned.
+    #: of the run's interpreter (prepare/venvs.py); the target's other packages are pinned.
     packages: list[str] = field(default_factory=list)
     #: A bare interpreter to build that private venv from (an interpreter factor's).
     venv_base: str | None = None

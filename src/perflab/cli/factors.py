@@ -67,7 +67,7 @@ def factors_generate_log_calls(
     from pathlib import Path
 
     from perflab.factors.generate import log_call_factors, to_toml
-    from perflab.factors.transformed import locate, tree_package
+    from perflab.factors.sources import locate, tree_package
     from perflab.files import atomic_write
 
     lv = tuple(x.strip() for x in levels.split(",") if x.strip())

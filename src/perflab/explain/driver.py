@@ -13,12 +13,12 @@ from perflab.campaign.store import Store
 from perflab.compare.stats import HIGHER_IS_BETTER, decide
 from perflab.explain.estimate import ALL, A, B, focus_estimates, screen_effects
 from perflab.explain.plan import (
+    ExplainPlan,
     OnStage,
-    Prepared,
     Setup,
     add_module_revert,
     add_sources,
-    prepare,
+    make_plan,
     rounds,
     stage,
     value,
@@ -36,7 +36,7 @@ def explain(
     """Prepare, then step → screen → focus; the result as plain data (``render.py``). The
     store is opened only once the input is known good: bad input stores nothing."""
     t0 = time.monotonic()
-    prep = prepare(setup)
+    prep = make_plan(setup)
     store = open_store()
     assert prep.base_b is not None
     base = prep.base_b
@@ -134,7 +134,7 @@ def _step(
     return {**d.to_dict(), "different": d.different, "metric": metric}
 
 
-def _smoke(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None) -> None:
+def _smoke(store: Store, setup: Setup, prep: ExplainPlan, on_stage: OnStage | None) -> None:
     """One short run of each factor alone: a change that does not run without others (it
     imports, but fails at run time) is listed with the cause and not screened."""
     assert prep.base_b is not None
@@ -172,7 +172,9 @@ def _smoke(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None)
             prep.listed.append(f"{coarse}: does not run ({cause([r for _, r in rows])[:160]})")
 
 
-def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None) -> dict[str, Any]:
+def _screen(
+    store: Store, setup: Setup, prep: ExplainPlan, on_stage: OnStage | None
+) -> dict[str, Any]:
     """Plackett–Burman over every factor, replicated, each replicate in its own order."""
     factors = prep.factors
     x = _pb(len(factors))
@@ -245,7 +247,7 @@ def _pb(k: int) -> Any:
 
 
 def _focus(
-    store: Store, setup: Setup, prep: Prepared, survivors: list[str], on_stage: OnStage | None
+    store: Store, setup: Setup, prep: ExplainPlan, survivors: list[str], on_stage: OnStage | None
 ) -> dict[str, Any]:
     """A, B, B + each survivor, B + all survivors, in rounds; estimates per metric."""
     conds: dict[str, list[str]] = {A: ["release_a"], B: []}
