@@ -252,15 +252,15 @@ def compare(
     Side options (``--package-b``, ``--python-a`` …) are ``compare.sides.side_spec``'s."""
     from perflab.compare import calibrate as cal
     from perflab.compare.gate import DEFAULT_MIN_RUNS, Side, run_compare
-    from perflab.factors.venvs import prepare_environment
-    from perflab.files import home_dir, perflab_home
+    from perflab.files import perflab_home
+    from perflab.prepare import prepare
     from perflab.run.measure import validate
 
     sides = [Side("A", a), Side("B", b)]
     for side in sides:
         validate(side.spec)
-    for side in sides:  # private venvs are built (or found) before the first run
-        side.spec = prepare_environment(side.spec, home_dir("venvs"))
+    for side in sides:  # private venvs and trees are built (or found) before the first run
+        side.spec = prepare(side.spec).spec
     source = "--runs"
     if runs is None:
         runs, source = cal.runs_per_side(sides[0].spec, metric, perflab_home())
