@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from perflab.analysis.dist import welch_p
+
 #: Metrics where a larger value is better; every other metric is a cost (lower is better).
 HIGHER_IS_BETTER = frozenset({"tasks_per_s"})
 VERDICTS = ("faster", "slower", "no difference", "inconclusive")
@@ -89,14 +91,17 @@ def log_ratio_ci(
     return out
 
 
-def welch_p(la: np.ndarray, lb: np.ndarray) -> float:
-    """Two-sided Welch t-test on the logs; 1 (or 0) when both sides are constant."""
-    if np.ptp(la) == 0 and np.ptp(lb) == 0:
-        return 1.0 if la[0] == lb[0] else 0.0
+def gate_welch_p(la: np.ndarray, lb: np.ndarray) -> float:
+    """The gate's unpaired p: the one Welch test (``analysis.dist.welch_p``) on the logs.
+    Exact data (both sides constant: no test is defined) decide by their values, as the
+    paired test's constant differences do: 1 when equal, 0 when they differ (the CI is the
+    exact difference, so the verdict then rests on the threshold alone)."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        p = float(stats.ttest_ind(lb, la, equal_var=False).pvalue)
-    return p if math.isfinite(p) else 1.0
+        warnings.simplefilter("ignore")  # scipy's precision warning on nearly equal runs
+        p = welch_p(lb, la)
+    if p is None:
+        return 1.0 if la[0] == lb[0] else 0.0
+    return p
 
 
 def paired_test(la: np.ndarray, lb: np.ndarray, confidence: float) -> tuple[float, float, float]:
@@ -151,7 +156,7 @@ def decide(
         p, lo, hi = paired_test(la, lb, 1 - alpha)
     else:
         lo, hi = log_ratio_ci(la, lb, 1 - alpha, seed)
-        p = welch_p(la, lb)
+        p = gate_welch_p(la, lb)
     bound = math.log1p(threshold)
     worse = -d if higher_is_better else d
     significant = p < alpha and (lo > 0 or hi < 0)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.engines import ENGINES
+from perflab.engines.base import ExecutorEngine
 from perflab.errors import PerflabError, insecure_refusal
 from perflab.factors.sources import tree_package
 from perflab.files import create_private, home_dir, perflab_home, private_dir
@@ -66,13 +67,17 @@ def validate(spec: RunSpec) -> None:
     if engine.runs_commands:
         workload.command()  # the command line exists and names an executable
     # a workload that resolves dependencies itself (a workflow) needs only an executor's loop
-    own = getattr(workload, "resolves_dependencies", False)
+    own = workload.resolves_dependencies
     if (
         workload.needs_dependencies
         and engine.dependencies is None
-        and not (own and hasattr(engine, "loop"))
+        and not (own and issubclass(engine, ExecutorEngine))
     ):
-        able = [n for n, e in ENGINES.items() if e.dependencies or (own and hasattr(e, "loop"))]
+        able = [
+            n
+            for n, e in ENGINES.items()
+            if e.dependencies or (own and issubclass(e, ExecutorEngine))
+        ]
         raise PerflabError(
             f"workload {spec.workload!r} needs task dependencies, which engine "
             f"{spec.target!r} cannot express (engines that can: {', '.join(able)})"

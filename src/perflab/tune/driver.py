@@ -20,7 +20,7 @@ from perflab.files import atomic_write, check_name, home_dir
 from perflab.run.measure import validate
 from perflab.spec import RunSpec
 from perflab.tune.final import REDUCE_MIN
-from perflab.tune.stages import Tuner
+from perflab.tune.searches import DEFAULT_SEARCH, SEARCHES
 
 #: Called after each stage with (stage name, reason, runs left, best mean so far).
 OnStage = Callable[[str, str, int, float | None], None]
@@ -57,13 +57,14 @@ def tune(
     pairs: int = 8,
     runner: str = "local",
     on_stage: OnStage | None = None,
-    search: str = "optuna",
+    search: str = DEFAULT_SEARCH,
     **runner_options: Any,
 ) -> dict[str, Any]:
     """Search the best set of ``candidates`` for ``base`` within ``budget`` runs; returns the
-    result (best set, its measured speed-up with CI, the stages and their reasons)."""
+    result (best set, its measured speed-up with CI, the stages and their reasons).
+    ``search`` names a search of ``SEARCHES`` (``tune/searches/``)."""
     check_name(name, "tune name")
-    kind = searcher(search)
+    kind = SEARCHES.get(search)
     catalog = load_catalogs(catalogs)
     for f in candidates:
         validate(treat(base, [f], catalog))
@@ -99,24 +100,12 @@ def tune(
             on_stage(stage, reason, budget - _runs_so_far(store, name), min(best_seen))
         return ys
 
-    result = searcher(search)(candidates, cons, budget, seed, pairs).run(measure).to_dict()
+    result = kind(candidates, cons, budget, seed, pairs).run(measure).to_dict()
     result.update(
         name=name, target=base.target, metric=base.metric, failed_runs=failed, search=search
     )
     atomic_write(home_dir() / f"tune-{name}.json", json.dumps(result, indent=1))
     return result
-
-
-def searcher(search: str) -> Any:
-    """The search class for ``--search``: ``optuna`` (the default: bench/best_set.py found it
-    within 5% of the optimum more often at 100 and at 300 runs) or ``staged``."""
-    if search == "staged":
-        return Tuner
-    if search == "optuna":
-        from perflab.tune.optuna_search import OptunaSearch
-
-        return OptunaSearch
-    raise PerflabError(f"--search {search!r}: use optuna or staged")
 
 
 def _values(store: Store, cname: str, metric: str, failed: list[str]) -> list[float]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -99,7 +99,12 @@ def repair(
 
 
 class Search:
-    """A search within ``budget`` runs over ``candidates``; subclasses define ``run``."""
+    """A search within ``budget`` runs over ``candidates``; subclasses define ``run``.
+
+    A search kind is one module in ``tune/searches/`` registering its class in ``SEARCHES``
+    under ``name`` (``perflab tune --search NAME``)."""
+
+    name: ClassVar[str] = ""
 
     def __init__(
         self,

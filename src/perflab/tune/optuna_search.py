@@ -29,6 +29,8 @@ MIN_SEARCH, MAX_SEARCH = 0.5, 0.6
 class OptunaSearch(Search):
     """TPE over the candidates within ``budget`` runs, reserving the confirmation runs."""
 
+    name = "optuna"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.by_factor: dict[str, list[str]] = {}

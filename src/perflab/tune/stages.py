@@ -34,6 +34,8 @@ MAX_POOL = 12
 class Tuner(Search):
     """Searches the best treatment set of ``candidates`` within ``budget`` runs."""
 
+    name = "staged"
+
     def _values(self, s: frozenset[str]) -> np.ndarray:
         return np.array([y for t, y in self.obs if t == s])
 
