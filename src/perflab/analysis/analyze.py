@@ -217,7 +217,14 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
     speedup_text = (
         "n/a"
         if ratio is None
-        else f"{ratio:.2f}x" + (f" (95% CI {ci[0]:.2f}..{ci[1]:.2f}x)" if ci else " (no interval)")
+        else f"{ratio:.2f}x"
+        + (
+            f" (95% CI {ci[0]:.2f}..{ci[1]:.2f}x)"
+            if ci
+            else " (exact data: no interval)"
+            if sp.get("exact")
+            else " (no interval)"
+        )
     )
     pruned = [d["factor"] for d in result.get("best_dropped", [])]
     untested = list(result.get("best_unsupported", []))
@@ -229,7 +236,10 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
         said.append("kept but not testable (its removal is not predictable or not allowed): "
                     + ", ".join(untested))  # fmt: skip
     if not said:
-        said.append("every member's saving is significant after Holm" if best_set else "-")
+        said.append(
+            ("every member saves time (exact data: no test)" if sp.get("exact") else
+             "every member's saving is significant after Holm") if best_set else "-"
+        )  # fmt: skip
     support_text = "; ".join(said)
     return {
         "model": model,
