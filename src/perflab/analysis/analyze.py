@@ -214,18 +214,7 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
         + ("[" + ", ".join(best_set) + "]" if best_set else "no treatment")
         + (f"; one run: {pi[0]:,.0f}..{pi[1]:,.0f} µs/task (95% PI)" if pi else "")
     )
-    speedup_text = (
-        "n/a"
-        if ratio is None
-        else f"{ratio:.2f}x"
-        + (
-            f" (95% CI {ci[0]:.2f}..{ci[1]:.2f}x)"
-            if ci
-            else " (exact data: no interval)"
-            if sp.get("exact")
-            else " (no interval)"
-        )
-    )
+    speedup_text = _speedup_text(ratio, ci, bool(sp.get("exact")))
     pruned = [d["factor"] for d in result.get("best_dropped", [])]
     untested = list(result.get("best_unsupported", []))
     said = []
@@ -257,6 +246,14 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
             "support": support_text,
         },
     }
+
+
+def _speedup_text(ratio: float | None, ci: list[float] | None, exact: bool) -> str:
+    if ratio is None:
+        return "n/a"
+    if ci:
+        return f"{ratio:.2f}x (95% CI {ci[0]:.2f}..{ci[1]:.2f}x)"
+    return f"{ratio:.2f}x" + (" (exact data: no interval)" if exact else " (no interval)")
 
 
 def _models(ds: Dataset, inf: Inference) -> dict[str, Any]:

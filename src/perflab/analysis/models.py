@@ -90,12 +90,7 @@ def _infer(
     eligible: dict[str, str] = {}
     additive = drift_within(s, False)
     drifts = {False: additive, True: drift_within(s, True) if logs_ok else None}
-    between = spare_between(s, additive.between)
-    notes = notes + [
-        f"{n}: not fitted (too few distinct sets to tell it from the factors)"
-        for n in additive.between
-        if n not in between
-    ]
+    between, notes = spare_between(s, additive.between, notes)
     cols = {p: Columns(s, names, p, between, seed=seed) for p in (False, True)}
     for name, (pairs, log) in MODELS.items():
         if log and not logs_ok:
@@ -148,12 +143,15 @@ def _infer(
     )
 
 
-def spare_between(s: SetStats, between: list[str]) -> list[str]:
+def spare_between(
+    s: SetStats, between: list[str], notes: list[str]
+) -> tuple[list[str], list[str]]:
     """The between-set drift terms the sets can carry beside the factors: each must be
     independent of the factor columns (and of the terms before it) and leave a spare set.
     A term the factors' columns already span would alias the factors themselves: on 3 sets
     {}, {b}, {a, b} the campaign's hours made both effects inestimable, or shifted the
-    predicted untreated time by the min-norm share of the term (80 for a measured 100)."""
+    predicted untreated time by the min-norm share of the term (80 for a measured 100).
+    Returns the terms kept and ``notes`` with a line for each left out."""
     idx = {n: i for i, n in enumerate(s.cov_names)}
     cur = model_matrix(s.x, False) * np.sqrt(s.n)[:, None]
     rank = int(np.linalg.matrix_rank(cur))
@@ -165,7 +163,9 @@ def spare_between(s: SetStats, between: list[str]) -> list[str]:
         if rank + 1 < len(s.n) and int(np.linalg.matrix_rank(cand)) == rank + 1:
             cur, rank = cand, rank + 1
             kept.append(n)
-    return kept
+    left = [f"{n}: not fitted (too few distinct sets to tell it from the factors)"
+            for n in between if n not in kept]  # fmt: skip
+    return kept, notes + left
 
 
 def drift_report(

@@ -94,8 +94,8 @@ def tune_cmd(
         if note:
             err_console.print(f"note: {note}")
             note = ""
-        err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; "
-                          f"fastest run so far {best:,.1f}")  # fmt: skip
+        so_far = f"fastest run so far {best:,.1f}" if best is not None else "no run ok so far"
+        err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; {so_far}")
 
     if runner == "parsl" and runner_config:  # its batch system, before a stage is stored
         from perflab.campaign.runners.parsl import check_config

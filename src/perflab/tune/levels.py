@@ -130,6 +130,11 @@ def knock_in(
                 chosen.add(tries[j])
         sets.append(chosen)
     ys = measure_sets(sets)
+    # a failed run (NaN) has no number: only ok runs enter the fit
+    good = [i for i, y in enumerate(ys) if math.isfinite(y) and y > 0]
+    sets, ys = [sets[i] for i in good], [ys[i] for i in good]
+    if len(ys) <= len(tries) + 1:
+        return set(), []
     # the columns are what each run held, not what the design asked for
     x = np.array([[1.0] + [float(f in s) for f in tries] for s in sets])
     fit, n_out = robust_fit(x, np.log(ys))
