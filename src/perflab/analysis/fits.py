@@ -350,6 +350,8 @@ def nested_f(small: Fit, big: Fit, s2_pure: float | None = None, df_pure: int = 
         den, dfd = s2_pure, df_pure
     else:
         return {"F": None, "df": [extra, 0], "p": None}
+    if big.exact or not den > 0:  # exact data: a ratio of rounding noise is no test
+        return {"F": None, "df": [extra, dfd], "p": None}
     fstat = (small.rss_sets - big.rss_sets) / extra / den
     return {"F": float(fstat), "df": [extra, dfd], "p": float(dist.f_sf(fstat, extra, dfd))}
 

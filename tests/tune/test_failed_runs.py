@@ -1,0 +1,74 @@
+"""Issue 43: a failed run never contributes a number to a tune. Penalties steer the search
+(optuna is told the trial failed) and stay inside it: never a measurement, never an interval."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from conftest import perflab
+from perflab.campaign.designs.base import Constraints
+from perflab.tune.final import measured
+from perflab.tune.optuna_search import OptunaSearch
+
+
+def _search(fails: set[frozenset[str]], value: float = 100.0) -> dict:
+    """A 40-run optuna tune of a, b where every set in ``fails`` fails (NaN) and every
+    other set measures exactly ``value``."""
+
+    def measure(sets: list[list[str]], stage: str, reason: str) -> list[float]:
+        return [math.nan if frozenset(s) in fails else value for s in sets]
+
+    cands = ["a", "b"]
+    return OptunaSearch(cands, Constraints(cands, None), 40, seed=0).run(measure).to_dict()
+
+
+def test_all_runs_failed_gives_no_speed_up_and_no_evidence() -> None:
+    every = {frozenset(s) for s in ([], ["a"], ["b"], ["a", "b"])}
+    res = _search(every)
+    assert res["measured"] is None
+    assert res["measured_why"].startswith("the base set failed in")
+    assert res["evidence"] == [] and res["dropped"] == []  # nothing judged on no number
+
+
+def test_a_failed_base_gives_no_speed_up() -> None:
+    res = _search({frozenset()})
+    assert res["measured"] is None and "the base set failed" in res["measured_why"]
+
+
+def test_one_failed_set_is_never_recommended_nor_a_number() -> None:
+    res = _search({frozenset(["a"])}, 100.0)
+    assert res["best_set"] != ["a"]
+    assert res["measured"] is not None and res["measured"]["ratio"] == 1.0
+    for lv in res["levels"]:
+        for v in (lv.get("measured") or {}).values():
+            assert v is None or math.isfinite(v)
+
+
+def test_pairs_with_a_failed_side_pair_nothing() -> None:
+    base = np.array([10.0, math.nan, 10.0, 10.0])
+    other = np.array([5.0, 5.0, math.nan, 5.0])
+    sp, why = measured(base, other)
+    assert sp is not None and sp.pairs == 2 and why == ""
+    sp, why = measured(np.array([math.nan] * 3), other[:3])
+    assert sp is None and why == "the base set failed in 3 of 3 runs"
+    sp, why = measured(base[:2], np.array([math.nan, math.nan]))
+    assert sp is None and "failed in" in why
+
+
+def test_tune_whose_every_run_fails_exits_1_with_the_cause(tmp_path: Path) -> None:
+    """The issue's case: `echo nan` as the score. It used to exit 0 with "speed-up 1.00x
+    (95% CI 1.00-1.00, 8 pairs)" and drop `a` on a ratio never measured."""
+    r = perflab(
+        "tune", "t", "--command", "echo nan", "--factors", "a,b", "--budget", "40",
+        cwd=tmp_path, env={"PERFLAB_HOME": str(tmp_path / "home")},
+    )  # fmt: skip
+    assert r.returncode == 1, r.stderr[-2000:]
+    last = r.stderr.strip().splitlines()[-1]
+    assert "the base set failed in" in last and "not a finite number" in last, last
+    assert "speed-up" not in r.stdout
+    res = json.loads((tmp_path / "home" / "tune-t.json").read_text())
+    assert res["measured"] is None and res["dropped"] == []
