@@ -32,10 +32,13 @@ def dataset(
             blk.append(r)
     n = len(ys)
     t = T0 + np.cumsum(rng.uniform(0.02, 0.06, n))
+    x = np.array(rows, np.int8).reshape(n, len(factors))
+    # as from_frame does: a factor that never varies is left out
+    varied = [j for j in range(len(factors)) if 0 < x[:, j].sum() < n]
     return Dataset(
         y=np.array(ys, float),
-        x=np.array(rows, np.int8).reshape(n, len(factors)),
-        factors=list(factors),
+        x=x[:, varied],
+        factors=[factors[j] for j in varied],
         t=t,
         metric="us_per_task",
         blocks=np.array(blk) if blocks else None,

@@ -10,15 +10,16 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
 from degenerate import dataset, full
+
 from perflab.analysis.analyze import analyze
 from perflab.analysis.data import from_frame
-from perflab.analysis.exact import EXACT_CLAIM
 from perflab.errors import PerflabError
 
 #: The issue's case: {a} failed in every run, {}, {b}, {a, b} measured 100 twice.
 ISSUE = [set(), {"b"}, {"a", "b"}]
+#: What an exact fit's estimate says instead of a test (analysis/exact.py).
+EXACT_CLAIM = "exact data: no test"
 
 
 def _numbers(obj):

@@ -11,7 +11,6 @@ import numpy as np
 
 from conftest import perflab
 from perflab.campaign.designs.base import Constraints
-from perflab.tune.final import measured
 from perflab.tune.optuna_search import OptunaSearch
 
 
@@ -49,6 +48,8 @@ def test_one_failed_set_is_never_recommended_nor_a_number() -> None:
 
 
 def test_pairs_with_a_failed_side_pair_nothing() -> None:
+    from perflab.tune.final import measured
+
     base = np.array([10.0, math.nan, 10.0, 10.0])
     other = np.array([5.0, 5.0, math.nan, 5.0])
     sp, why = measured(base, other)

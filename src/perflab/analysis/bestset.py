@@ -92,8 +92,10 @@ def prune(
         exact = pred.fit.exact
         for t in sorted(tests, key=_drop_order):
             # exact data: a member goes only if it saves nothing (no test to pass or fail)
-            if (t.get("exact_saving", 1.0) > 0) if exact else (
-                t["significant"] or not math.isfinite(t["p_adj"])
+            if (
+                (t.get("exact_saving", 1.0) > 0)
+                if exact
+                else (t["significant"] or not math.isfinite(t["p_adj"]))
             ):
                 continue
             cand = key ^ (1 << int(t["factor"]))
@@ -168,8 +170,12 @@ def recommend(
         "speedup": sp,
         "members": [named(t) for t in tests],
         "dropped": [
-            {**named(t), "why": "exact data: saves nothing" if "exact_saving" in t else
-             "saving not significant after Holm"}
+            {
+                **named(t),
+                "why": "exact data: saves nothing"
+                if "exact_saving" in t
+                else "saving not significant after Holm",
+            }
             for t in dropped
         ],  # fmt: skip
         "unsupported": [names[t["factor"]] for t in tests if t.get("untested")],

@@ -13,13 +13,13 @@ from perflab.analysis import dist
 from perflab.analysis.claims import factor_claims, interaction_claims
 from perflab.analysis.fits import (
     INTERCEPT,
-    model_matrix,
     Columns,
     Fit,
     column_names,
     drift_within,
     fit_sets,
     grouped_cv,
+    model_matrix,
     nested_f,
     one_blas_thread,
 )
@@ -143,9 +143,7 @@ def _infer(
     )
 
 
-def spare_between(
-    s: SetStats, between: list[str], notes: list[str]
-) -> tuple[list[str], list[str]]:
+def spare_between(s: SetStats, between: list[str], notes: list[str]) -> tuple[list[str], list[str]]:
     """The between-set drift terms the sets can carry beside the factors: each must be
     independent of the factor columns (and of the terms before it) and leave a spare set.
     A term the factors' columns already span would alias the factors themselves: on 3 sets
