@@ -13,6 +13,11 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f} %"
 
 
+def p_text(p: float | None) -> str:
+    """The step's p; exact data (no test) say so."""
+    return f"p = {p:.2g}" if p is not None else "exact data: no test"
+
+
 def _p(p: float | None) -> str:
     """A Holm p in its column; "exact" where exact data leave nothing to test."""
     return f"{p:>9.2g}" if p is not None else f"{'exact':>9}"
@@ -36,7 +41,7 @@ def lines(result: dict[str, Any]) -> list[str]:
     if "ratio" in st:
         out.append(
             f"step ({st['metric']}): B/A = {st['ratio']:.3f} ({st['confidence']:.0%} CI "
-            f"{st['ci_low']:.3f}–{st['ci_high']:.3f}, p = {st['p_value']:.2g}, "
+            f"{st['ci_low']:.3f}–{st['ci_high']:.3f}, {p_text(st['p_value'])}, "
             f"{st['n_a']} rounds): {st['verdict']}"
         )
     if "failed" in r["verdict"]:
