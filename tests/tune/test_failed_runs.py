@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from conftest import perflab
 from perflab.campaign.designs.base import Constraints
@@ -73,3 +74,24 @@ def test_tune_whose_every_run_fails_exits_1_with_the_cause(tmp_path: Path) -> No
     assert "speed-up" not in r.stdout
     res = json.loads((tmp_path / "home" / "tune-t.json").read_text())
     assert res["measured"] is None and res["dropped"] == []
+
+
+def test_a_deterministic_score_is_exact_in_the_tune_without_tests() -> None:
+    """`echo 100` for every set: the pairs' ratio is exact (it printed "95% CI 1.00-1.00"),
+    and a knock-out of equal runs is no test (it printed "Holm p 0.788")."""
+    res = _search(set(), 100.0)
+    assert res["measured"]["exact"] and res["measured"]["ratio"] == 1.0
+    for e in res["evidence"]:
+        assert "Holm p" not in e["reason"], e
+        assert e["verdict"] == "untested" or "exact data: no test" in e["reason"], e
+    assert res["best_set"] == []  # nothing saves time: nothing recommended
+
+
+def test_a_deterministic_saving_is_kept_on_its_measured_ratio() -> None:
+    def measure(sets: list[list[str]], stage: str, reason: str) -> list[float]:
+        return [100.0 * (0.5 if "a" in s else 1.0) for s in sets]
+
+    cands = ["a", "b"]
+    res = OptunaSearch(cands, Constraints(cands, None), 40, seed=0).run(measure).to_dict()
+    assert res["best_set"] == ["a"]
+    assert res["measured"]["exact"] and res["measured"]["ratio"] == pytest.approx(2.0)

@@ -7,6 +7,8 @@ from typing import Any
 
 
 def _ratio(m: dict[str, Any]) -> str:
+    if m.get("exact"):  # a deterministic score: an interval of width 0 would be invented
+        return f"{m['ratio']:.2f}x (exact: the same in each of {m['pairs']} pairs, no interval)"
     return f"{m['ratio']:.2f}x (95% CI {m['ci_low']:.2f}-{m['ci_high']:.2f}, {m['pairs']} pairs)"
 
 
