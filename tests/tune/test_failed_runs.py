@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import perflab
 from perflab.campaign.designs.base import Constraints
@@ -95,3 +97,24 @@ def test_a_deterministic_saving_is_kept_on_its_measured_ratio() -> None:
     res = OptunaSearch(cands, Constraints(cands, None), 40, seed=0).run(measure).to_dict()
     assert res["best_set"] == ["a"]
     assert res["measured"]["exact"] and res["measured"]["ratio"] == pytest.approx(2.0)
+
+
+_RUN = st.one_of(st.just(math.nan), st.floats(1e-9, 1e12))
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.lists(st.tuples(_RUN, _RUN), min_size=1, max_size=10))
+def test_a_failed_run_never_becomes_part_of_a_measured_speed_up(pairs: list) -> None:
+    """Any blocks of (base, set) runs, some failed: a speed-up only from the ok pairs, every
+    number of it finite and its interval holding it; else no speed-up and a reason."""
+    from perflab.tune.final import measured
+
+    base, other = (np.array(v, float) for v in zip(*pairs, strict=True))
+    good = sum(math.isfinite(a) and math.isfinite(b) for a, b in pairs)
+    sp, why = measured(base, other)
+    if good < 2:
+        assert sp is None and why
+        return
+    assert sp is not None and sp.pairs == good and why == ""
+    assert all(math.isfinite(v) for v in (sp.ratio, sp.ci_low, sp.ci_high, sp.base_us))
+    assert sp.ci_low <= sp.ratio * (1 + 1e-12) and sp.ratio <= sp.ci_high * (1 + 1e-12)
