@@ -145,8 +145,9 @@ def test_all_runs_failed_is_refused_with_the_cause() -> None:
         {"run_id": ["r0", "r1"], "timestamp": T0s(2), "status": "failed",
          "us_per_task": [None, None], "a": [0, 1]}
     )  # fmt: skip
-    with pytest.raises(PerflabError, match="no ok run"):
+    with pytest.raises(PerflabError, match="no ok run .*: 2 of 2 runs failed") as exc:
         from_frame(df)
+    assert exc.value.exit_code == 1  # the runs failed: no answer, not bad input
 
 
 def test_a_failed_base_set_is_not_measured_and_not_invented() -> None:

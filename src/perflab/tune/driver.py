@@ -13,7 +13,7 @@ from typing import Any
 from perflab.campaign.designs.base import Constraints
 from perflab.campaign.plan import create_ordered, run_campaign
 from perflab.campaign.store import Store
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, Unanswerable
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.files import atomic_write, check_name, home_dir
@@ -112,18 +112,11 @@ def tune(
         result["measured_why"] = why + (f": {first[0]}" if first else "")
     atomic_write(home_dir() / f"tune-{name}.json", json.dumps(result, indent=1))
     if result["measured"] is None:
-        raise TuneUnanswered(
+        raise Unanswerable(
             f"tune {name!r}: no speed-up measured: {result['measured_why']} "
             f"({len(failed)} of {result['runs']} runs failed; {home_dir() / f'tune-{name}.json'})"
         )
     return result
-
-
-class TuneUnanswered(PerflabError):
-    """The tune ran but its runs cannot answer the question (the base or the set failed):
-    exit 1, like a failed run; the stored runs and the JSON keep what was measured."""
-
-    exit_code = 1
 
 
 def searcher(search: str) -> Any:
