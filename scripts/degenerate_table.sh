@@ -12,6 +12,8 @@ CONSTANT='echo 100'
 NOISY='bash -c "echo \$((100 + RANDOM % 7 - 10 * (\${#PERFLAB_TREATMENTS} > 0)))"'
 case_cmd() { case $1 in all_failed) echo "$ALL_FAIL";; base_failed) echo "$BASE_FAIL";;
   one_failed) echo "$ONE_FAIL";; constant) echo "$CONSTANT";; *) echo "$NOISY";; esac; }
+# the output's first lines, and the verb's own exit code (not head's)
+show() { eval "$1" > .out 2>&1; rc=$?; ${2:-head -14} .out; echo "[exit $rc]"; }
 for c in all_failed base_failed one_failed constant one_level collinear one_run; do
   cmd=$(case_cmd $c)
   design="--design full --runs 2"; factors=a,b
@@ -21,9 +23,9 @@ for c in all_failed base_failed one_failed constant one_level collinear one_run;
   echo "=== $c: campaign create $c --command '$cmd' --factors $factors $design"
   eval $P campaign create $c --command "'$cmd'" --factors $factors $design >/dev/null
   $P campaign run $c >/dev/null 2>&1
-  echo "--- analyze $c"; $P analyze $c 2>&1 | head -14; echo "[exit ${PIPESTATUS[0]}]"
-  echo "--- report $c"; $P report $c 2>&1 | head -6; echo "[exit ${PIPESTATUS[0]}]"
+  echo "--- analyze $c"; show "$P analyze $c"
+  echo "--- report $c"; show "$P report $c" "head -6"
   case $c in one_level|collinear|one_run) continue;; esac  # a design's case: tune and compare plan their own runs
-  echo "--- tune"; eval $P tune t_$c --command "'$cmd'" --factors $factors --budget 40 2>&1 | grep -v "runs left" | head -4; echo "[exit ${PIPESTATUS[0]}]"
-  echo "--- compare"; eval $P compare --command "'$cmd'" --treat-b a --runs 6 2>&1 | tail -4; echo "[exit ${PIPESTATUS[0]}]"
+  echo "--- tune"; show "$P tune t_$c --command '$cmd' --factors $factors --budget 40" "tail -12"
+  echo "--- compare"; show "$P compare --command '$cmd' --treat-b a --runs 6" "tail -4"
 done
