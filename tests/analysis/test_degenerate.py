@@ -57,7 +57,7 @@ def test_the_issues_exact_case_is_exact_whatever_the_campaign_order(seed: int) -
         assert not v["significant"]
     assert res["summary"]["lines"]["untreated"] == "100.0 µs/task predicted (measured mean 100.0)"
     assert res["summary"]["speedup"] == 1.0 and res["summary"]["speedup_ci"] is None
-    assert "exact data" in res["summary"]["lines"]["speed-up"]
+    assert "no treatment is recommended" in res["summary"]["lines"]["speed-up"]
     assert res["inference"]["uncertainty"].startswith("exact data")
     check_honest(res)
 
@@ -74,6 +74,7 @@ def test_a_nonzero_exact_effect_is_reported_exactly_without_a_test() -> None:
     assert res["best_set"] == ["a", "b"]  # c saves nothing: pruned, said so
     assert [d["why"] for d in res["best_dropped"]] in ([], ["exact data: saves nothing"])
     assert res["summary"]["speedup"] == pytest.approx(100 / 85)
+    assert res["summary"]["lines"]["speed-up"] == "1.18x (exact data: no interval)"
     fitted = a.fitted(a.inference.chosen)
     fit = a.model
     assert fit.exact

@@ -215,6 +215,8 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
         + (f"; one run: {pi[0]:,.0f}..{pi[1]:,.0f} µs/task (95% PI)" if pi else "")
     )
     speedup_text = _speedup_text(ratio, ci, bool(sp.get("exact")))
+    if sp.get("untreated"):
+        speedup_text = "none: no treatment is recommended (1.00x by definition)"
     pruned = [d["factor"] for d in result.get("best_dropped", [])]
     untested = list(result.get("best_unsupported", []))
     said = []

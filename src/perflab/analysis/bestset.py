@@ -112,6 +112,15 @@ def prune(
 
 
 def speedup(pred: Predictor, key: int, level: float = 0.95) -> dict[str, Any]:
+    """``_speedup``; for the untreated set itself 1 by definition, with no interval (a
+    prediction divided by itself printed "95% CI 1.00..1.00x": nothing was measured)."""
+    out = _speedup(pred, key, level)
+    if key == 0:
+        out.update(ratio=1.0, ci=None, untreated=True)
+    return out
+
+
+def _speedup(pred: Predictor, key: int, level: float = 0.95) -> dict[str, Any]:
     """T(base) / T(set) with a t interval (log fit: exact on the log scale; additive fit: delta
     method on the log ratio), and a prediction interval for one run of the set."""
     fit = pred.fit
