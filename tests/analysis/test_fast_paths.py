@@ -127,7 +127,8 @@ def _plain_contrast(fit: Fit, c: np.ndarray, level: float = 0.95) -> dict[str, f
     if not np.isfinite(se):
         return {"est": est, "se": nan, "lo": nan, "hi": nan, "p": nan}
     q = float(sps.t.ppf(0.5 + level / 2, fit.df))
-    p = float(2 * sps.t.sf(abs(est) / se, fit.df)) if se > 0 else (0.0 if est else 1.0)
+    # a zero standard error (exact data) tests nothing: no p (was 0 or 1; issue 43)
+    p = float(2 * sps.t.sf(abs(est) / se, fit.df)) if se > 0 else nan
     return {"est": est, "se": se, "lo": est - q * se, "hi": est + q * se, "p": p}
 
 

@@ -108,8 +108,8 @@ def tune_cmd(
         if note:
             err_console.print(f"note: {note}")
             note = ""
-        err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; "
-                          f"fastest run so far {best:,.1f}")  # fmt: skip
+        so_far = f"fastest run so far {best:,.1f}" if best is not None else "no run ok so far"
+        err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; {so_far}")
 
     result = tune(
         name, base_spec(o), candidates, budget, catalogs=list(o["catalogs"]), seed=seed,

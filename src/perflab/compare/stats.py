@@ -23,6 +23,7 @@ import numpy as np
 from scipy import stats
 
 from perflab.analysis.dist import welch_p
+from perflab.analysis.exact import EXACT_RTOL
 
 #: Metrics where a larger value is better; every other metric is a cost (lower is better).
 HIGHER_IS_BETTER = frozenset({"tasks_per_s"})
@@ -41,7 +42,7 @@ class Decision:
     ci_low: float
     ci_high: float
     confidence: float
-    p_value: float
+    p_value: float | None  # None: exact data (every pair, or every run, equal): no test
     alpha: float
     threshold: float
     verdict: str
@@ -152,6 +153,8 @@ def decide(
         raise ValueError("a paired comparison needs as many runs on each side")
     la, lb = np.log(np.asarray(a, float)), np.log(np.asarray(b, float))
     d = float(lb.mean() - la.mean())
+    if exact_samples(la, lb, paired):
+        return _exact_decision(len(a), len(b), d, threshold, alpha, higher_is_better)
     if paired:
         p, lo, hi = paired_test(la, lb, 1 - alpha)
     else:
@@ -180,6 +183,26 @@ def decide(
         threshold,
         verdict,
     )
+
+
+def exact_samples(la: np.ndarray, lb: np.ndarray, paired: bool) -> bool:
+    """Whether the logs are exact data (a deterministic metric): every pair's difference
+    equal (paired), or every run of each side equal, to rounding (analysis/exact.py)."""
+    if paired:
+        return bool(np.ptp(lb - la) <= EXACT_RTOL)
+    return bool(np.ptp(la) <= EXACT_RTOL and np.ptp(lb) <= EXACT_RTOL)
+
+
+def _exact_decision(
+    n_a: int, n_b: int, d: float, threshold: float, alpha: float, higher_is_better: bool
+) -> Decision:
+    """Exact data: the ratio is what was measured, with no test (a t statistic of 0/0 gave
+    p 0 or 1) and no interval width; the verdict is the ratio against the threshold."""
+    bound = math.log1p(threshold)
+    worse = -d if higher_is_better else d
+    verdict = "slower" if worse >= bound else "faster" if -worse >= bound else "no difference"
+    r = math.exp(d)
+    return Decision(n_a, n_b, r, r, r, 1 - alpha, None, alpha, threshold, verdict)
 
 
 def abba(n_per_side: int) -> list[str]:
