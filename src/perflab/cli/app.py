@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -83,6 +83,14 @@ class PerflabGroup(click.Group):
         guard_streams()
         return super().main(*args, **kwargs)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _usage_error(exc)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -94,6 +102,10 @@ class PerflabGroup(click.Group):
                 "perflab: interrupted (finished runs are stored; run again to resume)", err=True
             )
             sys.exit(130)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _usage_error(exc)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - the last line of defence for the user
@@ -112,6 +124,14 @@ def load_all() -> None:
         importlib.import_module(f"perflab.cli.{module}")
     for ep in entry_points(group="perflab.cli"):
         ep.load()
+
+
+def _usage_error(exc: click.UsageError) -> NoReturn:
+    """A wrong option or argument: one line naming it, like every other refusal (click's own
+    form is three lines, the usage first)."""
+    where = exc.ctx.command_path if exc.ctx else "perflab"
+    click.echo(f"perflab: error: {_one_line(exc.format_message())} (see {where} -h)", err=True)
+    sys.exit(exc.exit_code)
 
 
 def _one_line(text: str) -> str:

@@ -183,14 +183,15 @@ def campaign_run(
     """Run (or resume) campaign NAME: each finished run is committed at once."""
     store = Store(store_path)
     options = {"parsl_config": resolved(parsl_config)}
+    chosen = _plan().check_run(store, name, runner, max_runs, **options)
     with shown_warnings():
         if as_json:
-            counts = _plan().run_campaign(store, name, runner, None, max_runs, **options)
+            counts = _plan().run_campaign(store, name, chosen, None, max_runs)
             click.echo(json.dumps(counts))
         else:
             before = store.counts(name)
             with terminal.campaign_progress(name, before["planned"], before["done"]) as on_result:
-                counts = _plan().run_campaign(store, name, runner, on_result, max_runs, **options)
+                counts = _plan().run_campaign(store, name, chosen, on_result, max_runs)
             terminal.print_counts(name, counts)
     if counts["unmeasured"]:
         last = store.unmeasured(name)[-1]

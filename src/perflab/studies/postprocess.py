@@ -17,6 +17,7 @@ from typing import Any
 
 from perflab.analysis.dist import mean_ci
 from perflab.errors import PerflabError
+from perflab.files import output_dir
 from perflab.workloads.postprocess_model import POLICIES
 
 #: The original base point (max tasks, concurrency, task time, post-process time) at scale 1.
@@ -118,7 +119,7 @@ def run_study(points: list[Point], out: Path, progress: Callable[[str], None] = 
     """Measure every point not yet in ``out/points.jsonl``; returns that file."""
     from perflab.run.measure import measure, validate
 
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "-o")
     path = out / "points.jsonl"
     done = {json.loads(line)["key"] for line in _lines(path)}
     todo = [p for p in points if p.key() not in done]
