@@ -85,7 +85,7 @@ def design_options(draw: st.DrawFn) -> list[str]:
     return create(design, *opts, factors=factors)
 
 
-@examples(80)
+@examples(60)
 @given(args=design_options())
 @example(args=create("fractional", "resolution=99"))
 @example(args=create("balanced", "timeout_s=1e306"))

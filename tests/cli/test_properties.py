@@ -92,8 +92,8 @@ def argv(draw: st.DrawFn, path: tuple[str, ...]) -> list[str]:
 
 
 VERBS = leaves()
-#: Examples per verb (default profile): ~40 verbs x 12 is ~500 in-process invocations.
-PER_VERB = 12
+#: Examples per verb (default profile): 28 verbs x 10 is 280 in-process invocations.
+PER_VERB = 10
 
 
 @pytest.mark.parametrize("path", VERBS, ids=[" ".join(p) for p in VERBS])
