@@ -7,6 +7,7 @@ not measured (it is recorded); 2 bad input; 3 an internal error (traceback in a 
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -108,14 +109,15 @@ class PerflabGroup(click.Group):
             _usage_error(exc)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except OSError as exc:
+            # only a name the user gave can be too long: bad input wherever it is opened
+            if exc.errno != errno.ENAMETOOLONG:
+                _internal_error(exc)
+            name = _one_line(str(exc.filename))
+            click.echo(f"perflab: error: {name[:60]}…: file name too long", err=True)
+            sys.exit(2)
         except Exception as exc:  # noqa: BLE001 - the last line of defence for the user
-            where = _write_traceback()
-            click.echo(
-                f"perflab: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]} "
-                f"(a bug; full traceback in {where})",
-                err=True,
-            )
-            sys.exit(INTERNAL_ERROR)
+            _internal_error(exc)
 
 
 def load_all() -> None:
@@ -124,6 +126,17 @@ def load_all() -> None:
         importlib.import_module(f"perflab.cli.{module}")
     for ep in entry_points(group="perflab.cli"):
         ep.load()
+
+
+def _internal_error(exc: BaseException) -> NoReturn:
+    """An unexpected exception: one line, the traceback in a file, exit 3."""
+    where = _write_traceback()
+    click.echo(
+        f"perflab: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]} "
+        f"(a bug; full traceback in {where})",
+        err=True,
+    )
+    sys.exit(INTERNAL_ERROR)
 
 
 def _usage_error(exc: click.UsageError) -> NoReturn:
@@ -269,6 +282,10 @@ def shown_warnings() -> Iterator[None]:
 def resolved(path: str | None) -> str | None:
     return str(Path(path).resolve()) if path else None
 
+
+#: A random seed: numpy takes none below 0, SQLite stores none above 2^63 - 1 (both ended
+#: in an internal error).
+SEED = click.IntRange(0, 2**63 - 1)
 
 store_option = click.option(
     "--store", "store_path", type=click.Path(), help="SQLite store (default .perflab/perflab.db)."

@@ -10,6 +10,7 @@ import click
 
 from perflab.campaign.store import Store
 from perflab.cli.app import (
+    SEED,
     RegistryChoice,
     json_option,
     kv,
@@ -73,7 +74,7 @@ def campaign() -> None:
     help="A cap: a number of runs (refused if the design needs more) "
     "or a duration like 90m (campaign run stops when it is spent).",
 )
-@click.option("--seed", type=int, help="Random seed for the design and the run order.")
+@click.option("--seed", type=SEED, help="Random seed for the design and the run order.")
 @store_option
 @json_option
 def campaign_create(
@@ -131,7 +132,7 @@ def campaign_create(
 )
 @click.option("--design-opt", "design_opts", multiple=True, metavar="KEY=VALUE")
 @runs_option(1, "Runs of each new set.", old=("--replicates",))
-@click.option("--seed", type=int, help="Random seed for the design and the run order.")
+@click.option("--seed", type=SEED, help="Random seed for the design and the run order.")
 @store_option
 @json_option
 def campaign_extend(

@@ -8,7 +8,15 @@ from typing import Any
 import click
 
 from perflab.campaign.store import Store
-from perflab.cli.app import err_console, json_option, main, resolved, runner_option, store_option
+from perflab.cli.app import (
+    SEED,
+    err_console,
+    json_option,
+    main,
+    resolved,
+    runner_option,
+    store_option,
+)
 from perflab.cli.spec_options import base_spec, run_options
 
 
@@ -48,7 +56,7 @@ from perflab.cli.spec_options import base_spec, run_options
     "staged: screen, focus, confirm rounds. Either ends with the reduction and the final "
     "blocks.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @runner_option
 @click.option(
     "--runner-config",

@@ -48,8 +48,9 @@ MAX_TASKS = 20_000
 def metg_tasks(task_us: float, slots: int, point_s: float, least: int) -> int:
     """Tasks for one METG point: ideal time ≥ ``point_s`` on ``slots`` cores, at least
     ``least``, at most ``MAX_TASKS``."""
-    want = math.ceil(point_s * slots * 1e6 / max(task_us, 1e-3))
-    return int(min(MAX_TASKS, max(least, want)))
+    want = point_s * slots * 1e6 / max(task_us, 1e-3)
+    # capped before ceil: a long --point-s over a tiny task is inf, which has no ceil
+    return int(min(MAX_TASKS, max(least, math.ceil(min(want, MAX_TASKS)))))
 
 
 def slots_of(workers: int | None) -> int:
@@ -100,8 +101,8 @@ def plan_items(cfg: ZooConfig) -> list[dict[str, Any]]:
         raise PerflabError("the workflow rows need at least one recipe and one size")
     if "metg" in cfg.kinds and len(cfg.levels) < 2:
         raise PerflabError("a METG sweep needs at least two task sizes (--levels)")
-    if not cfg.point_s > 0 or cfg.metg_tasks < 1:
-        raise PerflabError("--point-s must be positive and --metg-tasks at least 1")
+    if not (cfg.point_s > 0 and math.isfinite(cfg.point_s)) or cfg.metg_tasks < 1:
+        raise PerflabError("--point-s must be a positive number and --metg-tasks at least 1")
     if any(not level > 0 for level in cfg.levels):
         raise PerflabError("METG task sizes (--levels) must be positive")
     items = []
