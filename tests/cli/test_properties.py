@@ -142,6 +142,24 @@ def test_found_usage_errors_are_one_line(args: list[str]) -> None:
         (["profile", "-t", "nope"], "nope"),
         # an output folder that is a file: FileExistsError
         (["study", "postprocess", "run", "x", "-o", "garbage.txt"], "garbage.txt"),
+        # an empty plan: IndexError
+        (["zoo", "--workloads", "", "--store", "s.db"], "--workloads"),
+        # the first stage was stored before the runner's name was looked up
+        (
+            [
+                "tune",
+                "t",
+                "--command",
+                "echo 1",
+                "--factors",
+                "a",
+                "--runner",
+                "",
+                "--store",
+                "s.db",
+            ],
+            "runner",
+        ),
     ],
 )
 def test_found_bad_input_is_one_line(args: list[str], fragment: str | None) -> None:

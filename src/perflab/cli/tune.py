@@ -105,6 +105,9 @@ def tune_cmd(
         err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; "
                           f"fastest run so far {best:,.1f}")  # fmt: skip
 
+    from perflab.campaign.runners import RUNNERS
+
+    RUNNERS.get(runner)  # an unknown runner is refused before a stage is stored
     if runner == "parsl" and runner_config:  # its batch system, before a stage is stored
         from perflab.campaign.runners.parsl import check_config
 

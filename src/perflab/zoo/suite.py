@@ -94,6 +94,8 @@ def plan_items(cfg: ZooConfig) -> list[dict[str, Any]]:
         raise PerflabError(f"--runs must be at least 1 (got {cfg.replicates})")
     if not cfg.targets:
         raise PerflabError("the zoo needs at least one target")
+    if not cfg.kinds:  # an empty plan had no first run to describe: IndexError
+        raise PerflabError("the zoo needs at least one workload (--workloads)")
     for k in cfg.kinds:
         if k not in KINDS:
             raise PerflabError(f"zoo workload {k!r} is not one of {', '.join(KINDS)}")
