@@ -24,13 +24,14 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
+from hypothesis.errors import InvalidArgument
 
 SCALE = 10 if os.environ.get("HYPOTHESIS_PROFILE") == "slow" else 1
 #: Seconds one example may take before it counts as a hang (an input that makes a verb loop).
@@ -241,6 +242,8 @@ def run_in(wd: Workdir, args: list[str], store: bool = True) -> Outcome:
     with wd.inside():
         out = invoke(args)
     check(out, args)
+    with suppress(InvalidArgument):  # outside a property (a plain test) there is no event
+        event("would start" if out.would_run else f"exit {out.code}")
     if out.code == 2 and store:
         assert digest(db) == wd.pristine, f"perflab {args}: exit 2 changed the store"
     return out
