@@ -53,8 +53,9 @@ class WouldRun(BaseException):
     """The input passed validation and something would now start."""
 
 
-class Hang(BaseException):
-    """An example ran past ``HANG_S``."""
+class Hang(Exception):
+    """An example ran past ``HANG_S`` (an Exception: the verb reports it as exit 3, and
+    hypothesis then shows the input)."""
 
 
 @dataclass

@@ -142,6 +142,45 @@ def test_found_usage_errors_are_one_line(args: list[str]) -> None:
         (["profile", "-t", "nope"], "nope"),
         # an output folder that is a file: FileExistsError
         (["study", "postprocess", "run", "x", "-o", "garbage.txt"], "garbage.txt"),
+        # a plan of 10^11 runs was built in memory (a hang), a scale of 10^11 overflowed a clock
+        (
+            [
+                "campaign",
+                "create",
+                "x",
+                "--command",
+                "echo 1",
+                "--factors",
+                "a",
+                "--runs",
+                "99999999999",
+                "--store",
+                "s.db",
+            ],
+            "--runs",
+        ),
+        (
+            [
+                "campaign",
+                "create",
+                "x",
+                "--command",
+                "echo 1",
+                "--factors",
+                "a,b,c,d,e,f,g,h",
+                "--runs",
+                "9999",
+                "--design-opt",
+                "runs=200",
+                "--store",
+                "s.db",
+            ],
+            "1,000,000",
+        ),
+        (["zoo", "--runs", "99999", "--store", "s.db"], "1,000,000"),
+        (["study", "postprocess", "run", "x", "--scale", "99999999999"], "--scale"),
+        # the parsl runner's missing config came after the progress bar
+        (["campaign", "run", "c1", "--runner", "parsl", "--store", "s.db"], "Parsl config"),
         # an empty plan: IndexError
         (["zoo", "--workloads", "", "--store", "s.db"], "--workloads"),
         # the first stage was stored before the runner's name was looked up

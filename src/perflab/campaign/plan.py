@@ -53,6 +53,10 @@ def parse_budget(text: str | None) -> tuple[int | None, float | None]:
     return runs, seconds
 
 
+#: The most runs one campaign plans (at a second a run, 11 days of measuring).
+MAX_PLANNED = 1_000_000
+
+
 def interleave(
     sets: list[list[str]], replicates: int, rng: np.random.Generator
 ) -> list[tuple[list[str], int]]:
@@ -102,6 +106,11 @@ def create_campaign(
     for s in sets:
         treat(base, s, catalog)  # catches anything the design could not know
     budget_runs, budget_s = parse_budget(budget)
+    if len(sets) * replicates > MAX_PLANNED:  # the plan is built in memory, then stored
+        raise PerflabError(
+            f"{len(sets)} sets x {replicates} runs is more than a campaign plans at once "
+            f"({MAX_PLANNED:,} runs)"
+        )
     plan = interleave(sets, replicates, rng)
     if budget_runs is not None and budget_runs < len(plan):
         raise PerflabError(

@@ -206,11 +206,16 @@ class Aliased(click.Option):
             self.opts = shown
 
 
+#: The most ``--runs`` a verb takes: each is a measured run of seconds or more, and a plan
+#: of 10^11 (a typo) was built in memory until it was killed.
+MAX_RUNS = 100_000
+
+
 def runs_option(default: int | None, help: str, old: tuple[str, ...] = ()) -> Any:
     """``--runs N``: how many measured runs (per set, side, level or row)."""
     return click.option(
-        "--runs", type=int, default=default, show_default=default is not None, help=help,
-        cls=Aliased, old=old,
+        "--runs", type=click.IntRange(max=MAX_RUNS), default=default,
+        show_default=default is not None, help=help, cls=Aliased, old=old,
     )  # fmt: skip
 
 

@@ -59,6 +59,10 @@ class Point:
         )
 
 
+MAX_SCALE = 100.0
+MAX_REPS = 1000
+
+
 def design(
     engines: list[str], scale: float, reps: int, tasks: int = 100, base_only: bool = False
 ) -> list[Point]:
@@ -67,8 +71,12 @@ def design(
     ``scale`` multiplies the base times (1.0: the original study's 1 s base).  Points shared by
     charts (the base) run once and serve every chart; ``base_only`` keeps only those.
     """
-    if scale <= 0 or reps < 1 or tasks < 1:
-        raise PerflabError("study: scale must be > 0, reps and tasks >= 1")
+    # a scale past 100 makes runs of hours (and times past what a clock holds)
+    if not 0 < scale <= MAX_SCALE or not 1 <= reps <= MAX_REPS or tasks < 1:
+        raise PerflabError(
+            f"study: --scale must be > 0 and at most {MAX_SCALE:g}, --runs 1 to {MAX_REPS}, "
+            "--tasks at least 1"
+        )
     base = {**SEED_BASE, "tasks": tasks}
     base["task_s"] *= scale
     base["pp_s"] *= scale

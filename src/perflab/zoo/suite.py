@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from perflab.campaign.definition import CampaignDef
+from perflab.campaign.plan import MAX_PLANNED
 from perflab.campaign.store import Store
 from perflab.engines import ENGINES
 from perflab.errors import PerflabError
@@ -168,6 +169,11 @@ def create_zoo(store: Store, name: str, cfg: ZooConfig, seed: int | None = None)
     if name in store.campaign_names():
         raise PerflabError(f"campaign {name!r} already exists in {store.path}")
     items = plan_items(cfg)
+    if len(items) * cfg.replicates > MAX_PLANNED:
+        raise PerflabError(
+            f"{len(items)} measurements x {cfg.replicates} runs is more than a campaign plans "
+            f"at once ({MAX_PLANNED:,} runs)"
+        )
     seed = int(seed if seed is not None else np.random.SeedSequence().generate_state(1)[0])
     rng = np.random.default_rng(seed)
     order: list[tuple[int, int]] = []
