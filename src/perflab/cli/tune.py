@@ -107,11 +107,8 @@ def tune_cmd(
 
     from perflab.campaign.runners import RUNNERS
 
-    RUNNERS.get(runner)  # an unknown runner is refused before a stage is stored
-    if runner == "parsl" and runner_config:  # its batch system, before a stage is stored
-        from perflab.campaign.runners.parsl import check_config
-
-        check_config(str(resolved(runner_config)))
+    # the runner, its options and (parsl) its config's batch system, before a stage is stored
+    RUNNERS.get(runner)(parsl_config=resolved(runner_config))
     result = tune(
         Store(store_path), name, base_spec(o), candidates, budget, list(o["catalogs"]),
         seed, pairs, runner, on_stage, search, parsl_config=resolved(runner_config),
