@@ -1,21 +1,9 @@
-"""perflab's Python API: each CLI verb's work as a function a notebook can call. The CLI
-parses options, calls one of these and prints what it returns::
-
-    from perflab import api
-    from perflab.spec import RunSpec
-
-    base = RunSpec(command="bash -c 'echo 100'")          # or target=, workload=, tasks=
-    records = api.run(base, runs=3)                       # perflab run --runs 3
-    api.campaign_create("c1", base, ["a", "b"], design="full")
-    api.campaign_run("c1")                                # perflab campaign run c1
-    api.campaign_status("c1")["counts"]
-    result = api.analyze("c1")                            # .to_json() is --json's object
-    api.report("c1", out_dir="report/")
-
-``store`` is a ``Store``, a path to its SQLite file, or None for the default store
-(``.perflab/perflab.db``). Each function keeps to its stage's modules and imports them on
-use, so ``import perflab.api`` starts nothing. Errors in the input raise ``PerflabError``
-before anything is stored or started.
+"""perflab's Python API: each CLI verb's work as a function a notebook can call (the CLI
+parses options, calls one of these and prints what it returns; docs/python-api.md shows a
+session). ``store`` is a ``Store``, a path to its SQLite file, or None for the default
+store (``.perflab/perflab.db``). Each function imports its stage's modules on use, so
+``import perflab.api`` starts nothing. Bad input raises ``PerflabError`` before anything
+is stored or started.
 """
 
 from __future__ import annotations
@@ -29,6 +17,7 @@ from perflab.spec import RunSpec
 
 if TYPE_CHECKING:
     from perflab.analysis.analyze import Analysis
+    from perflab.campaign.runners.base import Runner
     from perflab.campaign.store import Store
     from perflab.compare.gate import Comparison, Side
     from perflab.run.record import RunRecord
@@ -124,7 +113,7 @@ def campaign_extend(
 
 def campaign_run(
     name: str,
-    runner: str = "local",
+    runner: str | Runner = "local",
     max_runs: int | None = None,
     on_result: Callable[..., Any] | None = None,
     store: Store | str | Path | None = None,
@@ -136,6 +125,20 @@ def campaign_run(
     from perflab.campaign.plan import run_campaign
 
     return run_campaign(open_store(store), name, runner, on_result, max_runs, **runner_options)
+
+
+def campaign_check_run(
+    name: str,
+    runner: str = "local",
+    max_runs: int | None = None,
+    store: Store | str | Path | None = None,
+    **runner_options: Any,
+) -> Runner:
+    """The runner ``campaign_run`` would use, once everything that can be checked before a
+    run starts is checked (a PerflabError otherwise): a CLI shows progress only after it."""
+    from perflab.campaign.plan import check_run
+
+    return check_run(open_store(store), name, runner, max_runs, **runner_options)
 
 
 def campaign_status(name: str, store: Store | str | Path | None = None) -> dict[str, Any]:

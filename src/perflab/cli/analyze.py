@@ -6,7 +6,15 @@ import json
 
 import click
 
-from perflab.cli.app import err_console, json_option, main, names, shown_warnings, store_option
+from perflab.cli.app import (
+    SEED,
+    err_console,
+    json_option,
+    main,
+    names,
+    shown_warnings,
+    store_option,
+)
 from perflab.errors import PerflabError
 
 
@@ -28,7 +36,7 @@ from perflab.errors import PerflabError
 )
 @click.option("--order", default=None, metavar="A,B,C", help="Also a path in this order.")
 @click.option("--metric", default="us_per_task", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
 @click.option(
     "--wide", is_flag=True, help="Every table column, wider than the terminal if need be."
 )

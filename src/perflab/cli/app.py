@@ -9,6 +9,7 @@ not measured (it is recorded); 2 bad input; 3 an internal error (traceback in a 
 
 from __future__ import annotations
 
+import errno
 import functools
 import importlib
 import os
@@ -23,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -100,6 +101,14 @@ class PerflabGroup(click.Group):
         guard_streams()
         return super().main(*args, **kwargs)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _usage_error(exc)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -111,16 +120,21 @@ class PerflabGroup(click.Group):
                 "perflab: interrupted (finished runs are stored; run again to resume)", err=True
             )
             sys.exit(130)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _usage_error(exc)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except OSError as exc:
+            # only a name the user gave can be too long: bad input wherever it is opened
+            if exc.errno != errno.ENAMETOOLONG:
+                _internal_error(exc)
+            name = _one_line(str(exc.filename))
+            click.echo(f"perflab: error: {name[:60]}…: file name too long", err=True)
+            sys.exit(2)
         except Exception as exc:  # noqa: BLE001 - the last line of defence for the user
-            where = _write_traceback()
-            click.echo(
-                f"perflab: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]} "
-                f"(a bug; full traceback in {where})",
-                err=True,
-            )
-            sys.exit(INTERNAL_ERROR)
+            _internal_error(exc)
 
 
 def load_all() -> None:
@@ -129,6 +143,25 @@ def load_all() -> None:
         importlib.import_module(f"{__package__}.{module}")
     for ep in entry_points(group="perflab.cli"):
         ep.load()
+
+
+def _internal_error(exc: BaseException) -> NoReturn:
+    """An unexpected exception: one line, the traceback in a file, exit 3."""
+    where = _write_traceback()
+    click.echo(
+        f"perflab: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]} "
+        f"(a bug; full traceback in {where})",
+        err=True,
+    )
+    sys.exit(INTERNAL_ERROR)
+
+
+def _usage_error(exc: click.UsageError) -> NoReturn:
+    """A wrong option or argument: one line naming it, like every other refusal (click's own
+    form is three lines, the usage first)."""
+    where = exc.ctx.command_path if exc.ctx else "perflab"
+    click.echo(f"perflab: error: {_one_line(exc.format_message())} (see {where} -h)", err=True)
+    sys.exit(exc.exit_code)
 
 
 def _one_line(text: str) -> str:
@@ -190,11 +223,16 @@ class Aliased(click.Option):
             self.opts = shown
 
 
+#: The most ``--runs`` a verb takes: each is a measured run of seconds or more, and a plan
+#: of 10^11 (a typo) was built in memory until it was killed.
+MAX_RUNS = 100_000
+
+
 def runs_option(default: int | None, help: str, old: tuple[str, ...] = ()) -> Any:
     """``--runs N``: how many measured runs (per set, side, level or row)."""
     return click.option(
-        "--runs", type=int, default=default, show_default=default is not None, help=help,
-        cls=Aliased, old=old,
+        "--runs", type=click.IntRange(max=MAX_RUNS), default=default,
+        show_default=default is not None, help=help, cls=Aliased, old=old,
     )  # fmt: skip
 
 
@@ -266,6 +304,10 @@ def shown_warnings() -> Iterator[None]:
 def resolved(path: str | None) -> str | None:
     return str(Path(path).resolve()) if path else None
 
+
+#: A random seed: numpy takes none below 0, SQLite stores none above 2^63 - 1 (both ended
+#: in an internal error).
+SEED = click.IntRange(0, 2**63 - 1)
 
 store_option = click.option(
     "--store", "store_path", type=click.Path(), help="SQLite store (default .perflab/perflab.db)."

@@ -11,6 +11,7 @@ import click
 from perflab import api
 from perflab.campaign.store import Store
 from perflab.cli.app import (
+    SEED,
     RegistryChoice,
     json_option,
     kv,
@@ -67,7 +68,7 @@ def campaign() -> None:
     help="A cap: a number of runs (refused if the design needs more) "
     "or a duration like 90m (campaign run stops when it is spent).",
 )
-@click.option("--seed", type=int, help="Random seed for the design and the run order.")
+@click.option("--seed", type=SEED, help="Random seed for the design and the run order.")
 @store_option
 @json_option
 def campaign_create(
@@ -124,7 +125,7 @@ def campaign_create(
 )
 @click.option("--design-opt", "design_opts", multiple=True, metavar="KEY=VALUE")
 @runs_option(1, "Runs of each new set.", old=("--replicates",))
-@click.option("--seed", type=int, help="Random seed for the design and the run order.")
+@click.option("--seed", type=SEED, help="Random seed for the design and the run order.")
 @store_option
 @json_option
 def campaign_extend(
@@ -173,14 +174,15 @@ def campaign_run(
     """Run (or resume) campaign NAME: each finished run is committed at once."""
     store = Store(store_path)
     options = {"parsl_config": resolved(parsl_config)}
+    chosen = api.campaign_check_run(name, runner, max_runs, store, **options)
     with shown_warnings():
         if as_json:
-            counts = api.campaign_run(name, runner, max_runs, None, store, **options)
+            counts = api.campaign_run(name, chosen, max_runs, None, store)
             click.echo(json.dumps(counts))
         else:
             before = store.counts(name)
             with terminal.campaign_progress(name, before["planned"], before["done"]) as on_result:
-                counts = api.campaign_run(name, runner, max_runs, on_result, store, **options)
+                counts = api.campaign_run(name, chosen, max_runs, on_result, store)
             terminal.print_counts(name, counts)
     if counts["unmeasured"]:
         last = store.unmeasured(name)[-1]

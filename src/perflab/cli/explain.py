@@ -9,7 +9,15 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import err_console, json_option, main, names, output_option, runs_option
+from perflab.cli.app import (
+    SEED,
+    err_console,
+    json_option,
+    main,
+    names,
+    output_option,
+    runs_option,
+)
 from perflab.cli.spec_options import base_spec, run_options
 
 
@@ -76,7 +84,7 @@ from perflab.cli.spec_options import base_spec, run_options
     show_default=True,
     help="A factor survives the screen below this p.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Order of runs.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Order of runs.")
 @click.option("--name", help="Campaign name prefix (default explain-PACKAGE-A-B).")
 @click.option("--store", "store_path", type=click.Path(), help="SQLite store.")
 @output_option("Write explain.json, explain.md and explain.html here.")

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from perflab.cli.app import json_option, main
+from perflab.cli.app import json_option, main, shown_warnings
 from perflab.factors.catalog import Catalog, load_catalogs
 from perflab.report.terminal import print_factors
 
@@ -86,7 +86,8 @@ def factors_generate_log_calls(
     pkg_dir, version = (
         tree_package(Path(source), package) if source else locate(package, sys.executable)
     )
-    found = log_call_factors(pkg_dir, package, module_glob, lv, load_catalogs(list(catalogs)))
+    with shown_warnings():
+        found = log_call_factors(pkg_dir, package, module_glob, lv, load_catalogs(list(catalogs)))
     atomic_write(output, to_toml(found, package, version, lv))
     summary = {"output": output, "package": package, "version": version,
                "factors": len(found), "calls": sum(len(f.sites) for f in found)}  # fmt: skip

@@ -8,10 +8,12 @@ from typing import Any
 import click
 
 from perflab.cli.app import (
+    SEED,
     RegistryChoice,
     err_console,
     json_option,
     main,
+    resolved,
     runner_option,
     store_option,
 )
@@ -61,7 +63,7 @@ def _searches() -> Any:
     "staged: screen, focus, confirm rounds. Every search ends with the reduction and the "
     "final blocks.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @runner_option
 @click.option(
     "--runner-config",
@@ -111,6 +113,10 @@ def tune_cmd(
         so_far = f"fastest run so far {best:,.1f}" if best is not None else "no run ok so far"
         err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; {so_far}")
 
+    from perflab.campaign.runners import RUNNERS
+
+    # the runner, its options and (parsl) its config's batch system, before a stage is stored
+    RUNNERS.get(runner)(parsl_config=resolved(runner_config))
     result = tune(
         name, base_spec(o), candidates, budget, catalogs=list(o["catalogs"]), seed=seed,
         pairs=pairs, search=search, runner=runner, runner_config=runner_config,

@@ -10,7 +10,7 @@ import click
 
 from perflab.campaign.plan import run_campaign
 from perflab.campaign.store import Store
-from perflab.cli.app import json_option, main, names, output_option, runs_option, store_option
+from perflab.cli.app import SEED, json_option, main, names, output_option, runs_option, store_option
 from perflab.cli.spec_options import timeout_option
 from perflab.errors import PerflabError
 from perflab.report import terminal
@@ -92,7 +92,7 @@ _SHARED = [
     timeout_option,
     click.option("--name", help="Campaign name (an existing zoo is resumed)."),
     output_option("Write zoo.html here."),
-    click.option("--seed", type=int, help="Random seed for the run order."),
+    click.option("--seed", type=SEED, help="Random seed for the run order."),
     store_option,
     json_option,
 ]

@@ -86,8 +86,13 @@ class ParslRunner(Runner):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        if not self.opts["parsl_config"]:  # said before a progress bar is shown
+            raise PerflabError(
+                "the parsl runner needs a Parsl config file (campaign run --parsl-config, "
+                "tune --runner-config)"
+            )
         # checked here, before the campaign's lease or any run is taken
-        self.config = check_config(self.opts["parsl_config"]) if self.opts["parsl_config"] else None
+        self.config = check_config(self.opts["parsl_config"])
 
     def run(
         self,
