@@ -117,6 +117,8 @@ def _analyze(
 ) -> Analysis:
     if without:
         ds = restrict(ds, without)
+        if not ds.factors:
+            raise PerflabError(f"--without {','.join(without)} leaves no factor to analyse")
     for what, names in (("--from", from_set), ("--to", to_set), ("--order", order)):
         if names:
             try:
