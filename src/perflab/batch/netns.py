@@ -64,7 +64,7 @@ def free_subnet() -> ipaddress.IPv4Network:
             used.add(ipaddress.ip_interface(found.group(1)).network)
     start = os.getpid() % 250
     for k in [*range(start, 254), *range(1, start)]:
-        net = ipaddress.ip_network(f"10.203.{k + 1}.0/24")
+        net = ipaddress.IPv4Network(f"10.203.{k + 1}.0/24")
         if not any(net.overlaps(u) for u in used):
             return net
     raise PerflabError("throwaway Slurm: no free /24 left in 10.203.0.0/16")

@@ -11,6 +11,11 @@ world-searchable, which a private directory is not: only this user can reach it,
 the point), and Slurm finds it through ``AuthInfo=socket=``. slurmctld and slurmd listen on
 free loopback ports. Nothing is read from or written to /etc/slurm or /etc/munge.
 
+With ``nodes=N`` the cluster has N nodes, each a slurmd in its own network, UTS and mount
+namespaces (``batch.netns``: hostname ``node<i>``, an address on a private bridge that
+slurmctld is bound to); ``kill_node``/``start_node`` crash and revive one,
+``stop_controller``/``start_controller`` restart the controller. Needs root.
+
 Stopping: jobs are cancelled, then slurmd, slurmctld and munged are stopped by PID. slurmd's
 step daemons (slurmstepd) detach from it, so each daemon is started with
 ``PERFLAB_SLURM_DIR=<dir>`` in its environment, which the step daemons inherit: any process
@@ -26,14 +31,11 @@ import contextlib
 import os
 import pwd
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import psutil
@@ -41,15 +43,15 @@ import psutil
 from perflab import files
 from perflab.batch import netns
 from perflab.batch.netns import Network
+from perflab.batch.procs import LIVE, MARKER, kill_marked, marked, stop_on_sigterm, stop_tree
 from perflab.errors import PerflabError
 
-#: The environment variable that marks every process of one throwaway cluster.
-MARKER = "PERFLAB_SLURM_DIR"
 #: Seconds the daemons get to come up (slurmd registering with the controller included).
 START_TIMEOUT_S = 30.0
 #: The Debian packages that provide the daemons and commands (scripts/setup installs them).
 PACKAGES = "slurmctld slurmd slurm-client munge"
 _PREFIX = "perflab-slurm-"
+__all__ = ["MARKER", "SlurmCluster", "marked", "sweep_dead_clusters"]
 
 
 def free_port() -> int:
@@ -118,7 +120,7 @@ class SlurmCluster:
         with the daemon's log if one does not come up; whatever started is stopped)."""
         sweep_dead_clusters()
         atexit.register(self.stop)
-        _stop_on_sigterm(self)
+        stop_on_sigterm(self)
         try:
             if self.net is not None:
                 self.net.up()
@@ -147,7 +149,7 @@ class SlurmCluster:
     def stop_controller(self) -> None:
         """Stop slurmctld by PID (the nodes and their jobs go on without it)."""
         proc = self.procs.pop("slurmctld")
-        _stop_tree(proc.pid)
+        stop_tree(proc.pid)
         proc.wait(timeout=10)
 
     def start_node(self, node: str, wait: bool = True) -> None:
@@ -339,7 +341,7 @@ class SlurmCluster:
         for name in [*(n for n in self.procs if n not in last), *last]:
             proc = self.procs.get(name)
             if proc is not None:
-                _stop_tree(proc.pid)
+                stop_tree(proc.pid)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=5)
         kill_marked(str(self.root), str(self.conf))
@@ -347,83 +349,16 @@ class SlurmCluster:
             self.net.down()
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
-        if self in _LIVE:
-            _LIVE.remove(self)
+        if self in LIVE:
+            LIVE.remove(self)
         if self._made_root:
             shutil.rmtree(self.root, ignore_errors=True)
-
-
-#: Clusters of this process that SIGTERM must stop (atexit does not run on a signal).
-_LIVE: list[SlurmCluster] = []
-
-
-def _stop_on_sigterm(cluster: SlurmCluster) -> None:
-    """Stop ``cluster`` if this process gets SIGTERM while SIGTERM would otherwise just end it
-    (Python's default): then die of SIGTERM as before. A handler someone else installed
-    (a CLI's, the script's) is left alone; it ends in atexit."""
-    _LIVE.append(cluster)
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        for c in list(_LIVE):
-            c.stop()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, on_term)
 
 
 def _port_open(port: int, addr: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
         return s.connect_ex((addr, port)) == 0
-
-
-def _stop_tree(pid: int, grace_s: float = 3.0) -> None:
-    """SIGTERM a process and its descendants, SIGKILL what is alive after ``grace_s``."""
-    try:
-        root = psutil.Process(pid)
-        procs = [*root.children(recursive=True), root]
-    except psutil.Error:
-        return
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            p.terminate()
-    _, alive = psutil.wait_procs(procs, timeout=grace_s)
-    for p in alive:
-        with contextlib.suppress(psutil.Error):
-            p.kill()
-    psutil.wait_procs(alive, timeout=grace_s)
-
-
-def marked(root: str, conf: str | None = None) -> list[psutil.Process]:
-    """This user's processes started by the cluster at ``root`` (its marker in their
-    environment), or by a client of it (``SLURM_CONF=conf``), except this process and its
-    ancestors."""
-    mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
-    wanted = {f"{MARKER}={root}"} | ({f"SLURM_CONF={conf}"} if conf else set())
-    out = []
-    for p in psutil.process_iter(["uids"]):
-        with contextlib.suppress(psutil.Error, OSError):
-            if p.pid in mine or p.info["uids"].real != os.getuid():
-                continue
-            with open(f"/proc/{p.pid}/environ", "rb") as f:
-                env = set(f.read().decode(errors="replace").split("\0"))
-            if env & wanted:
-                out.append(p)
-    return out
-
-
-def kill_marked(root: str, conf: str | None = None) -> None:
-    """Stop every process ``marked`` as the cluster's at ``root``, by PID."""
-    procs = marked(root, conf)
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            p.kill()
-    psutil.wait_procs(procs, timeout=5)
 
 
 def sweep_dead_clusters() -> None:
@@ -439,56 +374,3 @@ def sweep_dead_clusters() -> None:
                 shutil.rmtree(d, ignore_errors=True)
     if os.geteuid() == 0 and shutil.which("ip"):
         netns.sweep()  # a dead owner's namespaces (and what runs in them), veths, bridge
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m perflab.batch.slurm [--nodes [N]] [--cleanup]``: start a cluster, print
-    its environment, wait for Ctrl-C (or SIGTERM) and tear it down; ``--cleanup`` only
-    removes what killed clusters left (daemons, directories, namespaces, veths, bridges)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="scripts/slurm", description=main.__doc__)
-    parser.add_argument(
-        "--nodes", type=int, nargs="?", const=4, default=0,
-        help="N nodes (default 4), each a slurmd in its own network and UTS namespace on "
-        "a private bridge (needs root); without it: one slurmd on loopback",
-    )  # fmt: skip
-    parser.add_argument("--cleanup", action="store_true", help="remove leftovers and exit")
-    args = parser.parse_args(argv)
-    if args.cleanup:
-        sweep_dead_clusters()
-        return 0
-    cluster = SlurmCluster(nodes=args.nodes)
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, on_signal)
-    try:
-        cluster.start()
-        print(f"export SLURM_CONF={cluster.conf}", flush=True)
-        where = ", ".join(
-            f"{n} {a}" for n, a in zip(cluster.nodes, cluster.node_addrs, strict=True)
-        )
-        print(
-            f"# throwaway Slurm: partition {cluster.partition}, nodes {where} "
-            f"({cluster.cpus} CPUs each), controller {cluster.addr}:{cluster.ctld_port}, "
-            f"files in {cluster.root}; Ctrl-C stops it",
-            flush=True,
-        )
-        while all(p.poll() is None for p in cluster.procs.values()):
-            time.sleep(1)
-        print("perflab: a Slurm daemon exited; stopping the cluster", flush=True)
-        return 1
-    except KeyboardInterrupt:
-        return 0
-    except PerflabError as exc:
-        print(f"perflab: {exc}", flush=True)
-        return 2
-    finally:
-        cluster.stop()
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
