@@ -67,7 +67,7 @@ def campaign(work: Path, cluster: SlurmCluster, name: str, nodes: int, runs: int
            "PERFLAB_HOME": str(work / ".perflab"), **cluster.env()}  # fmt: skip
     db = str(work / "s.db")
     perflab = [sys.executable, "-m", "perflab"]
-    subprocess.run([*perflab, "campaign", "create", name, "--command", f"sleep {sleep}",
+    subprocess.run([*perflab, "campaign", "create", name, "--command", f"sleep {sleep}; echo 1000",
                     "--factors", "a", "--design", "full",
                     "--replicates", str(runs // 2), "--store", db], env=env, cwd=work, check=True,
                    capture_output=True)  # fmt: skip
