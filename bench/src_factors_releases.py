@@ -31,11 +31,11 @@ from scipy import stats
 from perflab.compare.gate import Side, metric_value, run_compare
 from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
-from perflab.factors.transformed import apply_to_tree, locate
+from perflab.factors.sources import locate
 from perflab.factors.transforms import parse_transform
 from perflab.factors.treat import treat
-from perflab.factors.venvs import prepare_environment
-from perflab.files import home_dir
+from perflab.prepare import prepare
+from perflab.prepare.transformed import apply_to_tree
 from perflab.spec import RunSpec
 
 RELEASES = ["2024.12.2", "2025.12.1", "2026.6.1", "2026.10.26"]
@@ -48,7 +48,7 @@ def base_spec(release: str, tasks: int) -> RunSpec:
     spec = RunSpec(
         target="parsl-htex", workload="noop", tasks=tasks, packages=[f"parsl=={release}"]
     )
-    return prepare_environment(spec, home_dir("venvs"))
+    return prepare(spec).spec
 
 
 def applicability(release: str, factor: str, python: str) -> dict[str, Any]:

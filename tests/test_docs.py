@@ -201,14 +201,14 @@ def test_a_planted_import_fails_the_check_and_the_generator_writes_it(tmp_path: 
 def test_a_new_room_gets_a_row_and_must_be_drawn(tmp_path: Path) -> None:
     page = archgraph.PAGE.read_text()
     src = _planted(
-        tmp_path, "prepare/__init__.py", '"""Prepare: a run\'s environment. More."""\n'
+        tmp_path, "toyroom/__init__.py", '"""Toy room: a new stage. More."""\n'
         "from perflab.spec import RunSpec\n",
     )  # fmt: skip
     graph = archgraph.import_graph(src)
     rendered = archgraph.render(page, graph, src)
-    assert "| `prepare/` | Prepare: a run's environment. | `spec` |" in rendered
-    assert " prepare/" in rendered.split("<!-- archdoc:layers -->")[1]
-    assert archgraph.pipeline_rooms_missing(rendered, graph, src) == ["prepare"]
+    assert "| `toyroom/` | Toy room: a new stage. | `spec` |" in rendered
+    assert " toyroom/" in rendered.split("<!-- archdoc:layers -->")[1]
+    assert archgraph.pipeline_rooms_missing(rendered, graph, src) == ["toyroom"]
 
 
 def test_every_perflab_import_the_docs_show_exists() -> None:

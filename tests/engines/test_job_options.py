@@ -12,8 +12,9 @@ from perflab.engines import ENGINES
 from perflab.engines.jobs import shares
 from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
-from perflab.factors.patching import package_dir, patched_tree
+from perflab.factors.patching import package_dir
 from perflab.factors.treat import treat
+from perflab.prepare.patched import patched_tree
 from perflab.run.measure import validate
 from perflab.spec import RunSpec
 from perflab.studies.job_submission import FLUSH_PATCH

@@ -14,8 +14,9 @@ from conftest import ROOT
 from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalog, load_catalogs
 from perflab.factors.kinds import interpreter
+from perflab.factors.requirements import check_requirement
 from perflab.factors.treat import treat
-from perflab.factors.venvs import MARKER, check_requirement, ensure_venv
+from perflab.prepare.venvs import MARKER, ensure_venv
 from perflab.run.measure import measure
 from perflab.spec import RunSpec
 

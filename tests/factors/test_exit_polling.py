@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from perflab.factors.catalog import load_catalogs
-from perflab.factors.transformed import prepare_sources
 from perflab.factors.treat import treat
+from perflab.prepare.transformed import transformed_sources
 from perflab.spec import RunSpec
 
 WORKFLOW = """
@@ -68,7 +68,7 @@ def _gone(pid: int) -> bool:
 def test_the_interchange_ends_when_its_killed_workflow_is_gone(tmp_path: Path) -> None:
     # the copy a run of the treatment gets (its scripts in bin/, first on PATH)
     spec = treat(RunSpec(target="parsl-htex"), "src_interchange_exit_polling", load_catalogs())
-    [prepared] = prepare_sources(spec, tmp_path / "cache")
+    [prepared] = transformed_sources(spec, tmp_path / "cache")
     tree = Path(prepared["tree"])
     script = tmp_path / "wf.py"
     script.write_text(WORKFLOW)

@@ -9,8 +9,9 @@ from typing import Any
 
 from conftest import perflab
 from perflab.factors.catalog import load_catalogs
-from perflab.factors.transformed import apply_to_tree, locate
+from perflab.factors.sources import locate
 from perflab.factors.transforms import parse_transform
+from perflab.prepare.transformed import apply_to_tree
 
 
 def test_log_call_factors_each_remove_their_own_calls(tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ import pytest
 
 from conftest import perflab
 from perflab.errors import PerflabError
-from perflab.factors.transformed import apply_to_tree, locate, tree_package
+from perflab.factors.sources import locate, tree_package
 from perflab.factors.transforms import Transform, apply, log_sites, parse_transform
+from perflab.prepare.transformed import apply_to_tree
 
 SOURCE = """
 import logging

@@ -27,8 +27,8 @@ from perflab.compare.gate import (
 from perflab.compare.render import markdown, print_comparison
 from perflab.compare.sides import side_spec
 from perflab.errors import PerflabError
-from perflab.factors.venvs import prepare_environment
 from perflab.files import atomic_write, home_dir, perflab_home
+from perflab.prepare import prepare
 from perflab.run.measure import measure, validate
 from perflab.run.record import METRICS
 from perflab.spec import RunSpec
@@ -212,8 +212,8 @@ def compare(
     asked_ab = any(o.get(f"side_{k}_{s}") for k in SIDE_KEYS for s in ("a", "b"))
     for side in (a, b):
         validate(side.spec)
-    for side in (a, b):  # private venvs are built (or found) before the first run
-        side.spec = prepare_environment(side.spec, home_dir("venvs"))
+    for side in (a, b):  # private venvs and trees are built (or found) before the first run
+        side.spec = prepare(side.spec).spec
     n_max, source = _n_max(runs, a, metric)
     progress = None if as_json else _progress
     result = run_compare(
@@ -246,10 +246,7 @@ def compare(
 def _n_max(runs: int | None, a: Side, metric: str) -> tuple[int, str]:
     if runs is not None:
         return runs, "--runs"
-    found = cal.load(cal.signature(a.spec, metric), perflab_home())
-    if found is not None:
-        return found.recommended_n, f"calibration of {found.measured_at}"
-    return DEFAULT_MAX_RUNS, "default (not calibrated: see `perflab calibrate`)"
+    return cal.runs_per_side(a.spec, metric, perflab_home())
 
 
 def _progress(label: str, i: int, total: int, side: Side) -> None:
@@ -300,7 +297,7 @@ def calibrate(
         raise PerflabError(f"--runs must be at least {cal.MIN_CALIBRATION_RUNS}")
     if simulations < 10:
         raise PerflabError("--simulations must be at least 10")
-    spec = prepare_environment(spec, home_dir("venvs"))
+    spec = prepare(spec).spec
     values = []
     for i in range(runs):
         if not as_json:

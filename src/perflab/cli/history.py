@@ -14,8 +14,8 @@ from perflab.compare.gate import DERIVED
 from perflab.compare.history import Release, history_figure, run_history
 from perflab.compare.render import history_html, history_markdown, print_history
 from perflab.errors import PerflabError
-from perflab.factors.venvs import prepare_environment
-from perflab.files import atomic_write, home_dir
+from perflab.files import atomic_write
+from perflab.prepare import prepare
 from perflab.run.measure import validate
 from perflab.run.record import METRICS
 
@@ -80,19 +80,18 @@ def history(
     spec = base_spec(o)
     validate(spec)
     wanted = [v.strip() for v in versions.split(",") if v.strip()]
-    home = home_dir()
 
-    def prepare(s: Any) -> Any:
+    def prepared(s: Any) -> Any:
         if not as_json:
             err_console.print(f"[dim]environment {', '.join(s.packages)} …[/dim]")
-        return prepare_environment(s, home / "venvs")
+        return prepare(s).spec
 
     def progress(i: int, n: int, rel: Release) -> None:
         if not as_json:
             err_console.print(f"[dim]run {i}/{n} ({package} {rel.version}) …[/dim]")
 
     hist = run_history(
-        package, wanted, spec, runs, by_metric, threshold, alpha, seed, prepare, progress
+        package, wanted, spec, runs, by_metric, threshold, alpha, seed, prepared, progress
     )
     if output:
         out = Path(output)

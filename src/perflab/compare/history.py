@@ -19,7 +19,7 @@ from perflab.compare.changepoints import ChangePoint, change_points
 from perflab.compare.gate import Side, metric_value
 from perflab.compare.stats import location
 from perflab.errors import PerflabError
-from perflab.factors.venvs import check_requirement
+from perflab.factors.requirements import check_requirement
 from perflab.run.measure import measure
 from perflab.spec import RunSpec
 

@@ -1,17 +1,21 @@
 """The two sides of a comparison: one side's run with its treatments, interpreter, packages,
-source tree or patch."""
+source tree or patch. Each option is the effect of a factor kind (``interpreter``,
+``package``, ``patch``), applied by that kind as a catalog's factor would be."""
 
 from __future__ import annotations
 
+import copy
 import os
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
+from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.interpreter import discovered_interpreters, resolve_python
-from perflab.factors.patching import check_patch, diff_targets
+from perflab.factors.patching import diff_targets
 from perflab.factors.treat import treat
-from perflab.factors.venvs import check_requirement, requirement_name
 from perflab.spec import RunSpec
 
 
@@ -28,25 +32,32 @@ def side_spec(
     requirements, source tree and patch added; each checked, errors naming the option."""
     if treatments or catalogs:
         spec = treat(spec, treatments, load_catalogs(list(catalogs or ())))
+    else:
+        spec = copy.deepcopy(spec)  # the kinds change the spec they are given
     if python:
-        _set_python(spec, python)
-    for req in packages:
-        _add_requirement(spec, check_requirement(req))
-    if source:
-        _add_requirement(spec, check_requirement(os.path.abspath(source)))
+        spec = _python(spec, python)
+    reqs = [*packages, *([os.path.abspath(source)] if source else [])]
+    if reqs:
+        _effect(spec, "package", "package", reqs, "--package")
     if patch:
-        _add_patch(spec, Path(patch))
+        spec = _patch(spec, Path(patch))
     return spec
 
 
-def _set_python(spec: RunSpec, python: str) -> None:
+def _effect(spec: RunSpec, kind: str, key: str, value: Any, where: str) -> None:
+    """One effect put into ``spec`` by its kind, checked first as a catalog's would be."""
+    k = FACTOR_KINDS.get(kind)
+    k.check(value, where)
+    k.apply(spec, key, value)
+
+
+def _python(spec: RunSpec, python: str) -> RunSpec:
     """``3.12`` -> the interpreter present for that version, in a private venv; a path to a
     venv's python (or a venv directory) -> used as it is; another path -> a private venv."""
     found = discovered_interpreters()
     if python in found:
-        spec.venv_base = found[python]
-        spec.treatments = sorted([*spec.treatments, f"python{python}"])
-        return
+        _effect(spec, "interpreter", "python", {"path": found[python], "venv": True}, "--python")
+        return replace(spec, treatments=sorted([*spec.treatments, f"python{python}"]))
     if os.sep not in python:
         raise PerflabError(
             f"--python {python!r}: no such interpreter here (present: "
@@ -55,24 +66,19 @@ def _set_python(spec: RunSpec, python: str) -> None:
     path = resolve_python(python)
     if not os.access(path, os.X_OK):
         raise PerflabError(f"--python {python!r}: {path} is not an executable")
-    if (Path(path).parent.parent / "pyvenv.cfg").is_file():
-        spec.python = path
-    else:
-        spec.venv_base = path
+    is_venv = (Path(path).parent.parent / "pyvenv.cfg").is_file()
+    _effect(spec, "interpreter", "python", {"path": path, "venv": not is_venv}, "--python")
+    return spec
 
 
-def _add_requirement(spec: RunSpec, req: str) -> None:
-    spec.packages = [r for r in spec.packages if requirement_name(r) != requirement_name(req)]
-    spec.packages.append(req)
-
-
-def _add_patch(spec: RunSpec, diff: Path) -> None:
+def _patch(spec: RunSpec, diff: Path) -> RunSpec:
+    """The patch kind's effect for a diff of the installed package its paths name."""
     if not diff.is_file():
         raise PerflabError(f"--patch {diff}: no such file")
     targets = diff_targets(diff)
     if not targets:
         raise PerflabError(f"--patch {diff}: not a unified diff with b/ paths")
     package = targets[0].split("/", 1)[0]
-    check_patch(package, diff.resolve(), None, f"--patch {diff}")
-    spec.patches.append({"package": package, "diff": str(diff.resolve()), "factor": diff.name})
-    spec.treatments = sorted([*spec.treatments, f"patch:{diff.name}"])
+    value = {"package": package, "diff": str(diff.resolve()), "factor": diff.name}
+    _effect(spec, "patch", "patch", value, f"--patch {diff}")
+    return replace(spec, treatments=sorted([*spec.treatments, f"patch:{diff.name}"]))

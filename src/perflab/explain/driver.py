@@ -13,12 +13,12 @@ from perflab.campaign.store import Store
 from perflab.compare.stats import HIGHER_IS_BETTER, decide
 from perflab.explain.estimate import ALL, A, B, focus_estimates, screen_effects
 from perflab.explain.plan import (
+    ExplainPlan,
     OnStage,
-    Prepared,
     Setup,
     add_module_revert,
     add_sources,
-    prepare,
+    make_plan,
     rounds,
     stage,
     value,
@@ -36,7 +36,7 @@ def explain(
     """Prepare, then step → screen → focus; the result as plain data (``render.py``). The
     store is opened only once the input is known good: bad input stores nothing."""
     t0 = time.monotonic()
-    prep = prepare(setup)
+    prep = make_plan(setup)
     store = open_store()
     assert prep.base_b is not None
     base = prep.base_b
@@ -89,7 +89,7 @@ def explain(
     if screen.get("cause"):  # too few runs measured to estimate every main effect
         out["verdict"] = f"screen failed: {screen['failed']} runs, e.g. {screen['cause']}"
         return _done(out, store, setup, t0)
-    survivors = [f for f, e in screen["effects"].items() if e["p"] < setup.screen_alpha]
+    survivors = [f for f, e in screen["effects"].items() if survives(e, setup.screen_alpha)]
     out["survivors"] = survivors
     out["focus"] = _focus(store, setup, prep, survivors, on_stage)
     claimed = [f for f, e in out["focus"][metric]["factors"].items() if e["claimed"]]
@@ -134,7 +134,7 @@ def _step(
     return {**d.to_dict(), "different": d.different, "metric": metric}
 
 
-def _smoke(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None) -> None:
+def _smoke(store: Store, setup: Setup, prep: ExplainPlan, on_stage: OnStage | None) -> None:
     """One short run of each factor alone: a change that does not run without others (it
     imports, but fails at run time) is listed with the cause and not screened."""
     assert prep.base_b is not None
@@ -172,7 +172,9 @@ def _smoke(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None)
             prep.listed.append(f"{coarse}: does not run ({cause([r for _, r in rows])[:160]})")
 
 
-def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None) -> dict[str, Any]:
+def _screen(
+    store: Store, setup: Setup, prep: ExplainPlan, on_stage: OnStage | None
+) -> dict[str, Any]:
     """Plackett–Burman over every factor, replicated, each replicate in its own order."""
     factors = prep.factors
     x = _pb(len(factors))
@@ -197,10 +199,11 @@ def _screen(store: Store, setup: Setup, prep: Prepared, on_stage: OnStage | None
     metric = setup.metrics[0]
     good = [(s, v) for s, rec in rows if (v := value(rec, metric)) is not None]
     failed = [s for s, rec in rows if value(rec, metric) is None]
-    effects = (
+    # too few ok runs: no effect at all (it was 0.0 at p 1.0, a number of nothing)
+    effects: dict[str, dict[str, Any]] = (
         screen_effects(good, factors)
         if len(good) > len(factors) + 1
-        else {f: {"effect": 0.0, "p": 1.0, "ratio": 1.0} for f in factors}
+        else {f: {"effect": None, "p": None, "ratio": None} for f in factors}
     )
     culprits = sorted(set.intersection(*map(set, failed))) if failed else []
     if len(good) <= len(factors) + 1:
@@ -245,7 +248,7 @@ def _pb(k: int) -> Any:
 
 
 def _focus(
-    store: Store, setup: Setup, prep: Prepared, survivors: list[str], on_stage: OnStage | None
+    store: Store, setup: Setup, prep: ExplainPlan, survivors: list[str], on_stage: OnStage | None
 ) -> dict[str, Any]:
     """A, B, B + each survivor, B + all survivors, in rounds; estimates per metric."""
     conds: dict[str, list[str]] = {A: ["release_a"], B: []}
@@ -274,3 +277,11 @@ def _focus(
         est = focus_estimates(data, survivors, setup.alpha, setup.threshold)
         out[metric] = est
     return out
+
+
+def survives(effect: dict[str, Any], alpha: float) -> bool:
+    """Whether a screened factor goes on to the focus stage: p below ``alpha``, or on exact
+    data (no test) an effect beyond rounding."""
+    if effect.get("exact"):
+        return effect["effect"] != 0.0
+    return effect["p"] is not None and effect["p"] < alpha

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.factors.code_ops import shift
-from perflab.factors.transformed import modules
+from perflab.factors.sources import modules
 from perflab.factors.transforms import replace_exprs
 
 #: Modules on Parsl's measured path (executor, interchange, worker pool, data flow kernel,

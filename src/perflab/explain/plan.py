@@ -32,10 +32,12 @@ from perflab.compare.gate import metric_value
 from perflab.errors import PerflabError
 from perflab.explain import defaults as dflt
 from perflab.explain import hunks
-from perflab.factors.transformed import locate, modules, transformed_tree
+from perflab.factors.requirements import check_requirement
+from perflab.factors.sources import locate, modules
 from perflab.factors.transforms import parse_transform
-from perflab.factors.venvs import check_requirement, prepare_environment
 from perflab.files import atomic_write, check_name, home_dir, private_dir
+from perflab.prepare import prepare
+from perflab.prepare.transformed import transformed_tree
 from perflab.spec import RunSpec
 
 #: The engine options that are HTEX keywords perflab may set for safety (docs/security.md).
@@ -67,7 +69,7 @@ class Setup:
 
 
 @dataclass
-class Prepared:
+class ExplainPlan:
     """Factors of B and what was listed instead of measured."""
 
     catalog: Path
@@ -82,7 +84,7 @@ class Prepared:
     keep: set[str] = field(default_factory=set)
 
 
-def prepare(setup: Setup) -> Prepared:
+def make_plan(setup: Setup) -> ExplainPlan:
     """Both venvs, the defaults that changed, the safety settings, and the step's catalog
     (release A as a factor of B); PerflabError on bad input. The source comes later
     (``add_sources``): a pair with nothing to explain never needs it."""
@@ -93,7 +95,7 @@ def prepare(setup: Setup) -> Prepared:
         v: replace(setup.base, packages=[check_requirement(f"{setup.package}=={v}")])
         for v in (setup.a, setup.b)
     }
-    py = {v: str(prepare_environment(s, home_dir("venvs")).python) for v, s in spec.items()}
+    py = {v: prepare(s).python for v, s in spec.items()}
     listed: list[str] = []
     classes = list(setup.classes) or list(dflt.TARGET_CLASSES.get(setup.base.target, ()))
     changes: list[dflt.DefaultChange] = []
@@ -131,7 +133,7 @@ def prepare(setup: Setup) -> Prepared:
         }
     folder = private_dir(home_dir("explain") / setup.name)
     atomic_write(folder / "step.toml", to_toml({"release_a": tables["release_a"]}))
-    prep = Prepared(
+    prep = ExplainPlan(
         folder / "step.toml", [], [c.to_dict() for c in changes], [], listed, safety, base_b
     )
     prep.tables, prep.python = tables, py
@@ -139,7 +141,7 @@ def prepare(setup: Setup) -> Prepared:
     return prep
 
 
-def add_sources(setup: Setup, prep: Prepared) -> None:
+def add_sources(setup: Setup, prep: ExplainPlan) -> None:
     """The function-level changes of the modules on the measured path as factors (those
     whose transformed copy does not import are listed); the catalog of every factor."""
     py = prep.python
@@ -166,7 +168,7 @@ def add_sources(setup: Setup, prep: Prepared) -> None:
     prep.groups = [g.to_dict() for g in groups]
 
 
-def add_module_revert(setup: Setup, prep: Prepared, failed: list[str]) -> str | None:
+def add_module_revert(setup: Setup, prep: ExplainPlan, failed: list[str]) -> str | None:
     """One factor reverting, whole, every module the failed source factors touch (A's file
     in place of B's): a change spread over modules that no function-level revert can run
     is still measured, coarsely. Its name is returned (None when nothing failed)."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.factors.catalog import Catalog
-from perflab.factors.transformed import modules
+from perflab.factors.sources import modules
 from perflab.factors.transforms import Site, log_sites, slug
 
 

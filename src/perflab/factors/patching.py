@@ -1,36 +1,16 @@
-"""Source patches applied to a *private copy* of an installed package.
-
-The copy lives in a cache keyed by package version and patch contents; the run's
-PYTHONPATH (and, for packages whose modules are also installed as scripts, PATH) puts the
-copy first.  The user's site-packages is never written.
+"""Source patches as the catalog sees them: which installed package a diff is for, and
+whether it may be applied at all (checked when a treatment set is resolved, before anything
+runs). The patched copy itself is made by ``prepare/patched.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.files import build_dir
-
-#: Modules some packages also install as scripts on PATH (Parsl launches these by name).
-SCRIPT_COPIES = {
-    "parsl": {
-        "interchange.py": "parsl/executors/high_throughput/interchange.py",
-        "process_worker_pool.py": "parsl/executors/high_throughput/process_worker_pool.py",
-    }
-}
-
-
-class PatchError(Exception):
-    """A patch did not apply: the run is recorded as failed with this message."""
 
 
 def package_dir(package: str) -> Path:
@@ -125,58 +105,3 @@ def check_patch(package: str, diff: Path, version: str | None, where: str) -> No
             raise PerflabError(f"{where}: {diff} patches {rel}, outside package {package}")
         if not (site / rel).is_file():
             raise PerflabError(f"{where}: {diff} patches {rel}, which does not exist in {site}")
-
-
-def patched_tree(patches: list[dict[str, Any]], cache_root: Path) -> Path:
-    """A directory holding patched copies of the packages (and ``bin/`` scripts).
-
-    Raises PatchError with patch's own output when a hunk does not apply.
-    """
-    h = hashlib.sha256()
-    for p in patches:
-        h.update(p["package"].encode())
-        h.update(importlib.metadata.version(p["package"]).encode())
-        h.update(Path(p["diff"]).read_bytes())
-    dest = cache_root / h.hexdigest()[:20]
-    if (dest / ".complete").exists():
-        return dest
-    with build_dir(dest) as tmp:
-        for package in dict.fromkeys(p["package"] for p in patches):
-            # a namespace package's copy (radical/saga) shadows only that subpackage
-            shutil.copytree(
-                package_dir(package),
-                tmp / package_path(package),
-                ignore=shutil.ignore_patterns("__pycache__"),
-            )
-        for p in patches:
-            proc = subprocess.run(
-                ["patch", "-p1", "--forward", "--batch", "-d", str(tmp), "-i", str(p["diff"])],
-                capture_output=True,
-                text=True,
-            )
-            if proc.returncode != 0:
-                out = (proc.stdout + proc.stderr).strip()
-                raise PatchError(f"patch {p['factor']} ({p['diff']}) does not apply:\n{out}")
-        for p in patches:
-            # Python sources must still compile (a patch may also change a packaged script)
-            for rel in (r for r in diff_targets(Path(p["diff"])) if r.endswith(".py")):
-                src = (tmp / rel).read_text()
-                try:
-                    compile(src, rel, "exec")
-                except SyntaxError as exc:
-                    raise PatchError(f"patch {p['factor']} leaves {rel} invalid: {exc}") from None
-        write_scripts(tmp, {p["package"] for p in patches}, sys.executable)
-    return dest
-
-
-def write_scripts(tree: Path, packages: set[str], python: str) -> None:
-    """The packages' launcher scripts (Parsl's interchange.py, process_worker_pool.py) from
-    the private copy into ``tree/bin``, under ``python``, so the processes a task system
-    starts import the copy too. A script already there is kept (a cached tree in use)."""
-    for package in packages:
-        for script, rel in SCRIPT_COPIES.get(package, {}).items():
-            out = tree / "bin" / script
-            if not out.exists():
-                out.parent.mkdir(exist_ok=True)
-                out.write_text(f"#!{python}\n" + (tree / rel).read_text())
-                out.chmod(0o700)

@@ -7,7 +7,7 @@ the installed release, a release in a cached venv, or a developer's checkout —
 many places it changed. A transform that matches nothing is an error, never a silent no-op.
 
 Everything here is pure: source text in, source text and counts out. Applying it to a
-private copy of a package is ``factors/transformed.py``'s job.
+private copy of a package is ``prepare/transformed.py``'s job.
 """
 
 from __future__ import annotations

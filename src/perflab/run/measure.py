@@ -6,20 +6,19 @@ import json
 import os
 import shutil
 import statistics
-import sys
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import perflab
 from perflab.engines import ENGINES
+from perflab.engines.base import ExecutorEngine
 from perflab.errors import PerflabError, insecure_refusal
-from perflab.factors.patching import PatchError, patched_tree
-from perflab.factors.transformed import prepare_sources, tree_package
-from perflab.factors.venvs import prepare_environment
+from perflab.factors.sources import tree_package
 from perflab.files import create_private, home_dir, perflab_home, private_dir
+from perflab.hook import arm
+from perflab.prepare import Prepared, prepare
 from perflab.run import envinfo, launch, phases
 from perflab.run.fill import disk_full, fill
 from perflab.run.launch import Supervisor
@@ -68,13 +67,17 @@ def validate(spec: RunSpec) -> None:
     if engine.runs_commands:
         workload.command()  # the command line exists and names an executable
     # a workload that resolves dependencies itself (a workflow) needs only an executor's loop
-    own = getattr(workload, "resolves_dependencies", False)
+    own = workload.resolves_dependencies
     if (
         workload.needs_dependencies
         and engine.dependencies is None
-        and not (own and hasattr(engine, "loop"))
+        and not (own and issubclass(engine, ExecutorEngine))
     ):
-        able = [n for n, e in ENGINES.items() if e.dependencies or (own and hasattr(e, "loop"))]
+        able = [
+            n
+            for n, e in ENGINES.items()
+            if e.dependencies or (own and issubclass(e, ExecutorEngine))
+        ]
         raise PerflabError(
             f"workload {spec.workload!r} needs task dependencies, which engine "
             f"{spec.target!r} cannot express (engines that can: {', '.join(able)})"
@@ -85,70 +88,44 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _prepend(env: dict[str, str], var: str, *dirs: str) -> None:
-    env[var] = os.pathsep.join(dict.fromkeys(p for p in (*dirs, env.get(var)) if p))
-
-
-def _child_env(spec: RunSpec, run_dir: Path, trees: list[Path]) -> dict[str, str]:
-    env = dict(os.environ)
-    # The measured interpreter (possibly another Python) must import this perflab, and the
-    # patched or transformed copies of packages (if any) must shadow the installed ones.
-    src = str(Path(perflab.__file__).resolve().parent.parent)
-    _prepend(env, "PYTHONPATH", *map(str, trees), src)
-    # Task systems find their helper scripts (Parsl's interchange.py, process_worker_pool.py)
-    # on PATH: the measured interpreter's bin directory first, as an activated venv would.
-    bins = [str(Path(spec.python or sys.executable).parent), str(Path(sys.executable).parent)]
-    _prepend(env, "PATH", *(str(t / "bin") for t in trees), *bins)
-    env["PERFLAB_TREATMENTS"] = ",".join(spec.treatments)
-    env["PERFLAB_RUN_DIR"] = str(run_dir)
-    env.update({k: v for k, v in spec.env.items() if k != "PYTHONPATH"})
-    # A treatment's PYTHONPATH goes first (a start-up bundle); perflab must stay importable.
-    if spec.env.get("PYTHONPATH"):
-        _prepend(env, "PYTHONPATH", spec.env["PYTHONPATH"])
-    return env
-
-
 def measure(spec: RunSpec) -> RunRecord:
     """Run ``spec`` once in a fresh supervised process tree and return its record.
 
     Bad input raises PerflabError before anything starts; a run that fails or times out
     returns a record with ``status`` ``failed``/``timeout`` (never raises).
-    A spec asking for package versions or another interpreter's venv runs in its private
-    cached venv (built here on first use; a failed install is a PerflabError).
+    What the spec needs on this machine (a private venv, transformed or patched copies) is
+    made by ``prepare`` first (built on first use; a failed install is a PerflabError).
     """
     t_begin = phases.now()
     validate(spec)
-    spec = prepare_environment(spec, home_dir("venvs"))
-    # after the venv: a transform meets the source the run's interpreter imports
-    sources = prepare_sources(spec, home_dir("transformed")) if (
-        spec.transforms or spec.sources) else []  # fmt: skip
+    prepared = prepare(spec)
+    spec = prepared.spec
     launch.warm()
     run_id = uuid.uuid4().hex[:16]
     root = private_dir(spec.run_root) if spec.run_root else default_run_root()
     run_dir = (root / run_id).resolve()
-    record = _new_record(spec, run_id)
-    patched = None
+    record = _new_record(prepared, run_id)
+    sup: dict[str, Any]
     try:
         run_dir.mkdir(mode=0o700)
-        if spec.patches:
-            patched = patched_tree(spec.patches, home_dir("patched"))
-        trees = [Path(s["tree"]) for s in sources] + ([patched] if patched else [])
-        job = _job(spec, run_dir, trees)
-        create_private(run_dir / "job.json", json.dumps(job))  # the whole environment
-    except PatchError as exc:
-        record.status, record.error = "failed", str(exc)
-        record.ended_at = _now()
-        record.measurement = {"run_dir": str(run_dir)}
-        return record
+        if prepared.unmade:  # a tree the machine could not write, as a full disk here
+            raise OSError(prepared.unmade)
+        if prepared.failed is None:
+            job = _job(prepared, run_dir)
+            if spec.command is not None:  # the hook: treatments reach the program, with proof
+                arm(job["env"], prepared.spec, run_dir)
+            create_private(run_dir / "job.json", json.dumps(job))  # the whole environment
     except OSError as exc:  # the machine's fault (disk full, no permission): not measured
-        sup: dict[str, Any] = {"infrastructure": f"could not prepare the run directory: {exc}"}
+        sup = {"infrastructure": f"could not prepare the run directory: {exc}"}
     else:
+        if prepared.failed:  # a patch that does not apply: the run's own failure
+            return _not_started(record, prepared.failed, run_dir)
         sup = _supervise(spec, run_dir)
     record.ended_at = _now()
     fill(record, spec, sup, run_dir)
-    record.measurement["patched_tree"] = str(patched) if patched else None
-    if sources:
-        record.measurement["transformed"] = sources
+    record.measurement["patched_tree"] = str(prepared.patched) if prepared.patched else None
+    if prepared.transformed:
+        record.measurement["transformed"] = list(prepared.transformed)
     if record.status == "ok" and not spec.keep_run_dir:
         shutil.rmtree(run_dir, ignore_errors=True)
         record.measurement["run_dir"] = None
@@ -159,8 +136,17 @@ def measure(spec: RunSpec) -> RunRecord:
     return record
 
 
-def _new_record(spec: RunSpec, run_id: str) -> RunRecord:
+def _not_started(record: RunRecord, error: str, run_dir: Path) -> RunRecord:
+    """The record of a run that failed before its process tree started."""
+    record.status, record.error = "failed", error
+    record.ended_at = _now()
+    record.measurement = {"run_dir": str(run_dir)}
+    return record
+
+
+def _new_record(prepared: Prepared, run_id: str) -> RunRecord:
     """The run's record as it starts: identity, what runs, the environment."""
+    spec = prepared.spec
     packages: tuple[str, ...] = () if spec.command else ENGINES.get(spec.target).packages
     record = RunRecord(
         run_id=run_id,
@@ -174,22 +160,23 @@ def _new_record(spec: RunSpec, run_id: str) -> RunRecord:
         status="ok",
         env=envinfo.snapshot(packages, spec.python),
     )
-    if spec.packages or spec.venv_base:
-        record.env["venv"] = {"python": spec.python, "requirements": list(spec.packages)}
+    if prepared.venv is not None:
+        record.env["venv"] = dict(prepared.venv)
     return record
 
 
-def _job(spec: RunSpec, run_dir: Path, trees: list[Path]) -> dict[str, Any]:
+def _job(prepared: Prepared, run_dir: Path) -> dict[str, Any]:
     """What the supervisor runs: the command, or the measured child process for an engine."""
+    spec = prepared.spec
     if spec.command is not None:
         argv = [*spec.wrapper, "bash", "-c", spec.command]
     else:
         create_private(run_dir / "spec.json", json.dumps(spec.to_dict()))
-        python = spec.python or sys.executable
-        argv = [*spec.wrapper, python, "-m", "perflab.run.child", str(run_dir / "spec.json")]
+        child = ["-m", "perflab.run.child", str(run_dir / "spec.json")]
+        argv = [*spec.wrapper, prepared.python, *child]
     return {
         "argv": argv,
-        "env": _child_env(spec, run_dir, trees),
+        "env": prepared.run_env(run_dir),
         "run_dir": str(run_dir),
         # A command runs where the user is (relative paths work); an engine in its run dir.
         "cwd": (spec.cwd or os.getcwd()) if spec.command is not None else str(run_dir),

@@ -18,7 +18,7 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import FactorKind, expect_table
-from perflab.factors.venvs import check_requirement, requirement_name
+from perflab.factors.requirements import check_requirement, requirement_name
 from perflab.spec import RunSpec
 
 
@@ -39,8 +39,10 @@ class PackageKind(FactorKind):
         return {str(k): str(v) for k, v in table.items()}
 
     def apply(self, spec: RunSpec, key: str, value: Any) -> None:
-        for name, version in value.items():
-            req = check_requirement(f"{name}=={version}")
+        """``{name: version}`` (a catalog's), or a list of requirements as a compare side
+        gives them (``NAME``, ``NAME>=V``, a source tree); each replaces one of its name."""
+        reqs = value if isinstance(value, list) else [f"{n}=={v}" for n, v in value.items()]
+        for req in map(check_requirement, reqs):
             spec.packages = [
                 r for r in spec.packages if requirement_name(r) != requirement_name(req)
             ] + [req]

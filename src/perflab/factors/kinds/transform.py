@@ -6,7 +6,7 @@
 
 A list of such tables is one factor of several changes. The ops and selectors are in
 ``factors/transforms.py``; the private copy, its cache key and its diff in
-``factors/transformed.py``. The transform meets the source at run time (the release a run
+``prepare/transformed.py``. The transform meets the source at run time (the release a run
 uses may live in a venv built just before it), and a transform that matches nothing there
 stops the run with the version and the selector named.
 """

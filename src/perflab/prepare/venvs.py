@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perflab.errors import PerflabError
+from perflab.factors.requirements import check_requirement, requirement_name
 from perflab.files import private_dir
 from perflab.spec import RunSpec
 
@@ -29,10 +30,6 @@ from perflab.spec import RunSpec
 #: PYTHONPATH, so a venv never needs perflab installed).
 CHILD_REQUIREMENTS = ("psutil",)
 MARKER = "perflab-venv.json"
-#: ``name``, ``name==1.2`` (also >=, <=, ~=, !=): what a requirement may look like here.
-REQ_RE = re.compile(
-    r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?((==|>=|<=|~=|!=)[A-Za-z0-9.*+!_-]+)?$"
-)
 PIP_TIMEOUT_S = 900.0
 _PROBE = (
     "import platform, sys; "
@@ -52,36 +49,29 @@ class Venv:
 SKIP_DIRS = {".git", "__pycache__", ".venv", "build", "dist", ".mypy_cache", ".pytest_cache"}
 
 
-def requirement_name(req: str) -> str:
-    if os.sep in req:
-        return Path(req).name.lower()
-    return re.split(r"[\[=<>~!]", req, maxsplit=1)[0].strip().lower().replace("_", "-")
-
-
-def check_requirement(req: str) -> str:
-    """``NAME``, ``NAME==VERSION`` (or another comparison), or a local source tree (a
-    directory with pyproject.toml or setup.py, made absolute)."""
-    if os.sep in req or req.startswith("."):
-        path = Path(req).expanduser().resolve()
-        if not ((path / "pyproject.toml").is_file() or (path / "setup.py").is_file()):
-            raise PerflabError(f"source tree {req}: no pyproject.toml or setup.py there")
-        return str(path)
-    req = req.replace(" ", "")
-    if not REQ_RE.match(req):
-        raise PerflabError(f"package requirement {req!r} is not NAME or NAME==VERSION")
-    return req
-
-
 def tree_fingerprint(path: Path) -> str:
     """Hash of a source tree's files (relative path, size, mtime), skipping VCS and caches,
-    so an edited tree gets a fresh venv."""
+    so an edited tree gets a fresh venv. A dangling symlink counts by its link text."""
     h = hashlib.sha256()
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
         for name in sorted(files):
-            st = (Path(root) / name).stat()
-            h.update(f"{os.path.relpath(root, path)}/{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+            stamp = _file_stamp(Path(root) / name)
+            h.update(f"{os.path.relpath(root, path)}/{name}:{stamp}".encode())
     return h.hexdigest()[:16]
+
+
+def _file_stamp(file: Path) -> str:
+    """``size:mtime`` of a file (a link's target's); a link that leads nowhere (dangling, or a
+    loop) by its own text: Parsl's tree holds one (parsl/tests/sites/test_mpi/mpi_hello)."""
+    if file.is_symlink():
+        try:
+            st = file.stat()
+        except OSError:
+            return f"->{os.readlink(file)}"
+    else:
+        st = file.stat()
+    return f"{st.st_size}:{st.st_mtime_ns}"
 
 
 def base_interpreter(python: str) -> tuple[str, str]:
@@ -209,7 +199,7 @@ def caller_pins(packages: tuple[str, ...]) -> list[str]:
     return out
 
 
-def prepare_environment(spec: RunSpec, root: Path) -> RunSpec:
+def in_venv(spec: RunSpec, root: Path) -> RunSpec:
     """``spec`` made to run in its private venv, when it asks for one (package versions, a
     source tree, or an interpreter that needs perflab's dependencies); otherwise unchanged.
 
