@@ -111,12 +111,22 @@ def cluster() -> Iterator[SlurmCluster]:
         assert _leftovers(os.getpid(), str(c.root), daemons) == []
 
 
+#: The drivers a test started: one still running when the test ends (it failed) is stopped
+#: with SIGTERM (perflab then stops its interchange and cancels its jobs).
+_DRIVERS: list[subprocess.Popen[str]] = []
+
+
 @pytest.fixture
-def work(tmp_path: Path, cluster: SlurmCluster) -> Path:
+def work(tmp_path: Path, cluster: SlurmCluster) -> Iterator[Path]:
     (tmp_path / "score.sh").write_text(SCORE)
     (tmp_path / "score.sh").chmod(0o755)
     write_config(tmp_path / "slurm.py", cluster, NODES)
-    return tmp_path
+    yield tmp_path
+    while _DRIVERS:
+        driver = _DRIVERS.pop()
+        if driver.poll() is None:
+            driver.terminate()
+            driver.wait(timeout=60)
 
 
 def _env(work: Path, cluster: SlurmCluster) -> dict[str, str]:
@@ -142,8 +152,10 @@ def _driver(work: Path, env: dict[str, str], name: str, config: str = "slurm.py"
         subprocess.Popen[str]):  # fmt: skip
     argv = [sys.executable, "-m", "perflab", "campaign", "run", name, "--runner", "parsl",
             "--parsl-config", config, "--store", str(work / "s.db"), "--json"]  # fmt: skip
-    return subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    driver = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _DRIVERS.append(driver)
+    return driver
 
 
 def _seqs(db: Path, name: str) -> list[int]:
