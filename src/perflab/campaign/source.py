@@ -3,11 +3,13 @@ as a run frame plus typed metadata; the analysis itself never opens a store or a
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from perflab.analysis import hostshare
 from perflab.analysis.data import BLOCK_COLUMN, Dataset, StudyMeta, frame_factors, from_frame
 from perflab.campaign.csvframe import read_frame
 from perflab.campaign.dataset import frame
@@ -52,6 +54,9 @@ def open_source(source: str, store_path: str | None = None, metric: str = "us_pe
     store = Store(store_path)
     definition = store.campaign(source)
     records = store.records(source)
+    shared = hostshare.warning(hostshare.shared_hosts(records))
+    if shared:  # analyze and report show it (one line), beside the results
+        warnings.warn(shared, stacklevel=2)
     runs = frame(records, definition.factors)
     # Replicate blocks adjust every effect (a block that ran slower shifts all its sets).
     runs[BLOCK_COLUMN] = runs["run_id"].map(store.replicates(source)).fillna(0).astype(int)
