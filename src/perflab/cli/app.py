@@ -38,6 +38,7 @@ VERBS: dict[str, str] = {
     "run": "run",
     "compare": "compare",
     "calibrate": "compare",
+    "precision": "precision",
     "history": "history",
     "explain": "explain",
     "profile": "profile",
