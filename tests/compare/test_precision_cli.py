@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 import perflab.cli  # noqa: F401  (registers the verbs)
-import perflab.cli.precision as pc
+import perflab.cli.precision as verb
+import perflab.compare.planned as pc
 from perflab.cli.app import main
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
@@ -53,7 +54,7 @@ def cli(home: Path, *args: str) -> Result:
 
 @pytest.fixture
 def measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(pc, "measure", FakeMachine(1))
+    monkeypatch.setattr(verb, "measure", FakeMachine(1))
     res = cli(tmp_path, "precision", "--runs", "12", "--splits", "8", "--tasks", "2000")
     assert res.exit_code == 0, res.output
     assert "best window n*" in res.output and "±3%:" in res.output

@@ -229,7 +229,8 @@ def compare(
     for side in (a, b):  # private venvs and trees are built (or found) before the first run
         side.spec = prepare(side.spec).spec
     if precision_target is not None:
-        kw = {"alpha": alpha, "threshold": threshold, "min_runs": min_runs, "as_json": as_json}
+        kw: dict[str, Any] = {"alpha": alpha, "threshold": threshold, "min_runs": min_runs}
+        kw["say"] = None if as_json else err_console.print
         kw["conflict"] = runs is not None or fixed or unpaired or o["tasks"] or o["time_s"]
         result = _precise(a, b, metric, precision_target, max_time, kw)
     else:
@@ -257,7 +258,7 @@ def _precise(
     a: Side, b: Side, metric: str, target: str, max_time: float | None, kw: dict[str, Any]
 ) -> Any:
     """``--precision``: planned from the stored parts (cli/precision.py)."""
-    from perflab.cli import precision as pc
+    from perflab.compare import planned as pc
 
     if kw["conflict"]:
         raise PerflabError("--precision plans the runs and the window: drop --runs, --fixed, "
