@@ -198,3 +198,16 @@ def test_plans_are_calibrated() -> None:
     wall = np.mean([o.wall_s / o.planned.wall_s for o in outs])
     assert abs(hw - 1) <= 0.2, hw
     assert abs(wall - 1) <= 0.25, wall
+
+
+def test_sequential_detects_a_planted_change_with_fewer_runs_than_fixed_n() -> None:
+    """+10 % planted: the gate's sequential looks stop sooner on average than the fixed
+    number of pairs that reaches the same power."""
+    from perflab.compare.precision_replay import fixed_power, gate_replay
+
+    sims = 100
+    runs = [gate_replay(HTEX, 2000, 12, 1.10, 0.05, s, early=True) for s in range(sims)]
+    power = sum(v == "slower" for v, _ in runs) / sims
+    asn = float(np.mean([k for _, k in runs]))
+    fixed = next(k for k in range(4, 40) if fixed_power(HTEX, 2000, k, 1.10, 0.05, sims) >= power)
+    assert power >= 0.9 and asn < fixed
