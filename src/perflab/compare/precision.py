@@ -91,6 +91,8 @@ class Plan:
 
 
 def pct(x: float) -> str:
+    if not math.isfinite(x):
+        return "∞"
     return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
 
 
@@ -195,7 +197,7 @@ def plan(
     for n in sorted(set(windows)):
         k = pairs_needed(2 * parts.var_run(n), h, level, k_min)
         cost = 2 * k * parts.run_s(n)
-        if best is None or (cost, n) < (best[0] - 1e-9, best[2]):
+        if best is None or cost < best[0] - 1e-9:  # windows ascend: a tie keeps the shorter
             best = (cost, k, n)
     assert best is not None
     cost, k, n = best
