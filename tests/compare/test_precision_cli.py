@@ -104,3 +104,13 @@ def test_precision_conflicts_with_runs_and_needs_parts(tmp_path: Path) -> None:
     res = cli(tmp_path, "compare", "--precision", "3%")
     assert res.exit_code == 2 and "perflab precision" in res.output
     assert pc.parse_target("3%") == pytest.approx(0.03) and pc.parse_target("0.03") == 0.03
+
+
+def test_the_text_output_says_the_plan_and_what_was_reached(
+    measured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pc, "measure", FakeMachine(4))
+    res = cli(measured, "compare", "--precision", "5%", "--alpha", "0.05")
+    assert res.exit_code == 0, res.output
+    assert "plan: " in res.output and "look at " in res.output
+    assert "reached (planned ±" in res.output

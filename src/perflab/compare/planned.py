@@ -55,6 +55,10 @@ def precise_compare(
     def on_look(dec: Any, hw: float) -> None:
         cmp.decision = dec
         cmp.looks.append({"n": dec.n_a, **dec.to_dict(), "half_width": hw})
+        if o.get("say"):
+            spent = pp.duration(time.monotonic() - t0)
+            o["say"](f"[dim]look at {dec.n_a} + {dec.n_b} runs: ×{dec.ratio:.3f}, "
+                     f"CI ±{pp.pct(hw)}, {dec.verdict} ({spent})[/dim]")  # fmt: skip
 
     try:
         r = pp.run_planned(
