@@ -21,6 +21,7 @@ import statistics
 
 import numpy as np
 
+from perflab.compare.precision import Parts
 from perflab.run.measure import measure
 from perflab.spec import RunSpec
 
@@ -47,7 +48,13 @@ def main() -> None:
     ap.add_argument("--windows", default="500,2000,8000,32000")
     ap.add_argument("--pick", type=int, help="The planner's window (from perflab precision).")
     ap.add_argument("--out")
+    ap.add_argument("--report", help="Print a saved --out file (no runs).")
+    ap.add_argument("--parts", help="precision.json: add the planner's predicted ±/hour.")
     args = ap.parse_args()
+    if args.report:
+        with open(args.report) as f:
+            show(json.load(f), args.parts)
+        return
     designs: dict[str, int | None] = {f"{int(w):,}": int(w) for w in args.windows.split(",")}
     if args.pick:
         designs[f"plan {args.pick:,}"] = args.pick
@@ -74,16 +81,36 @@ def main() -> None:
         hw = math.expm1(Z95 * sd / math.sqrt(per_hour))
         rows.append({"design": name, "pairs": len(d), "sd_pair_log": sd, "run_wall_s": wall,
                      "half_width_per_hour": hw})  # fmt: skip
-    best = min(r["half_width_per_hour"] for r in rows)
-    print(f"\n{'design':>18} {'pairs':>5} {'sd pair':>8} {'run s':>7} {'±/hour':>8} {'÷best':>6}")
-    for r in rows:
-        print(
-            f"{r['design']:>18} {r['pairs']:5d} {r['sd_pair_log']:8.3f} {r['run_wall_s']:7.1f} "
-            f"{r['half_width_per_hour']:8.2%} {r['half_width_per_hour'] / best:6.2f}"
-        )
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)
+    show(rows, args.parts)
+
+
+def predicted(parts: Parts, n: int) -> float:
+    """The 95 % half-width an hour of pairs of window n gives, by the parts."""
+    per_hour = 3600 / (2 * parts.run_s(n))
+    return math.expm1(Z95 * math.sqrt(2 * parts.var_run(n) / per_hour))
+
+
+def show(rows: list[dict], parts_path: str | None) -> None:
+    parts = None
+    if parts_path:
+        with open(parts_path) as f:
+            (entry,) = json.load(f).values()
+        parts = Parts(**entry["parts"])
+    best = min(r["half_width_per_hour"] for r in rows)
+    print(f"\n{'design':>18} {'pairs':>5} {'sd pair':>8} {'run s':>7} {'±/hour':>8} {'÷best':>6}"
+          f"{' predicted' if parts else ''}")  # fmt: skip
+    for r in rows:
+        window = r["design"].replace("plan ", "").replace(",", "")
+        pred = ""
+        if parts and window.isdigit():
+            pred = f" {predicted(parts, int(window)):9.2%}"
+        print(
+            f"{r['design']:>18} {r['pairs']:5d} {r['sd_pair_log']:8.3f} {r['run_wall_s']:7.1f} "
+            f"{r['half_width_per_hour']:8.2%} {r['half_width_per_hour'] / best:6.2f}{pred}"
+        )
 
 
 if __name__ == "__main__":
