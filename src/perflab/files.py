@@ -30,6 +30,17 @@ def home_dir(*parts: str) -> Path:
     return private_dir(perflab_home().joinpath(*parts)) if parts else perflab_home()
 
 
+def output_dir(path: str | Path, what: str) -> Path:
+    """The folder a verb writes its files into, made with its parents; a PerflabError naming
+    the option when it cannot be (a file of that name, no permission)."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PerflabError(f"{what} {path}: cannot make this folder: {exc.strerror}") from None
+    return out
+
+
 def private_dir(path: str | Path, create: bool = True) -> Path:
     """``path`` created 0700 (or checked, if it exists) and resolved; a PerflabError naming
     it if another local user could put his own files in it. It must be this user's and no

@@ -52,6 +52,8 @@ class Opt:
             return "one of " + ", ".join(map(repr, self.choices))
         words = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
         text = words.get(self.type, "a value")
+        if self.lo is not None and self.hi is not None and self.above is None:
+            return f"{text} from {self.lo:g} to {self.hi:g}"
         bounds = [
             f">= {self.lo:g}" if self.lo is not None else "",
             f"> {self.above:g}" if self.above is not None else "",

@@ -11,6 +11,11 @@ world-searchable, which a private directory is not: only this user can reach it,
 the point), and Slurm finds it through ``AuthInfo=socket=``. slurmctld and slurmd listen on
 free loopback ports. Nothing is read from or written to /etc/slurm or /etc/munge.
 
+With ``nodes=N`` the cluster has N nodes, each a slurmd in its own network, UTS and mount
+namespaces (``batch.netns``: hostname ``node<i>``, an address on a private bridge that
+slurmctld is bound to); ``kill_node``/``start_node`` crash and revive one,
+``stop_controller``/``start_controller`` restart the controller. Needs root.
+
 Stopping: jobs are cancelled, then slurmd, slurmctld and munged are stopped by PID. slurmd's
 step daemons (slurmstepd) detach from it, so each daemon is started with
 ``PERFLAB_SLURM_DIR=<dir>`` in its environment, which the step daemons inherit: any process
@@ -26,28 +31,27 @@ import contextlib
 import os
 import pwd
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import psutil
 
 from perflab import files
+from perflab.batch import netns
+from perflab.batch.netns import Network
+from perflab.batch.procs import LIVE, MARKER, kill_marked, marked, stop_on_sigterm, stop_tree
 from perflab.errors import PerflabError
 
-#: The environment variable that marks every process of one throwaway cluster.
-MARKER = "PERFLAB_SLURM_DIR"
 #: Seconds the daemons get to come up (slurmd registering with the controller included).
 START_TIMEOUT_S = 30.0
 #: The Debian packages that provide the daemons and commands (scripts/setup installs them).
 PACKAGES = "slurmctld slurmd slurm-client munge"
 _PREFIX = "perflab-slurm-"
+__all__ = ["MARKER", "SlurmCluster", "marked", "sweep_dead_clusters"]
 
 
 def free_port() -> int:
@@ -81,12 +85,19 @@ class SlurmCluster:
         partition: str = "perflab",
         node: str = "perflab1",
         cpus: int | None = None,
+        nodes: int = 0,
     ) -> None:
         self._made_root = root is None
         base = Path(root) if root else Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
         self.root = files.private_dir(base)
         self.partition, self.node = partition, node
         self.cpus = cpus or os.cpu_count() or 1
+        #: nodes > 0: that many slurmds, each in its own namespaces on a private bridge
+        self.net = Network(nodes) if nodes > 0 else None
+        #: the node names, and the address each listens on (the controller's: ``addr``)
+        self.nodes = [f"node{i}" for i in range(1, nodes + 1)] if nodes > 0 else [node]
+        self.addr = self.net.host_addr if self.net else "127.0.0.1"
+        self.node_addrs = self.net.addrs if self.net else ["127.0.0.1"]
         self.ctld_port, self.slurmd_port = free_port(), free_port()
         self.conf = self.root / "slurm.conf"
         self.munge_socket = self.root / "munge" / "munge.socket"
@@ -109,19 +120,61 @@ class SlurmCluster:
         with the daemon's log if one does not come up; whatever started is stopped)."""
         sweep_dead_clusters()
         atexit.register(self.stop)
-        _stop_on_sigterm(self)
+        stop_on_sigterm(self)
         try:
+            if self.net is not None:
+                self.net.up()
             self._start_munged()
             self._write_conf()
-            self._spawn("slurmctld", [binary("slurmctld"), "-D", "-i", "-f", str(self.conf)])
-            self._wait(lambda: _port_open(self.ctld_port), "slurmctld")
-            (self.root / "spool").mkdir(mode=0o700, exist_ok=True)
-            argv = [binary("slurmd"), "-D", "-N", self.node, "-f", str(self.conf)]
-            self._spawn("slurmd", argv)
-            self._wait(self._node_ready, "slurmd")
+            self.start_controller()
+            for name in self.nodes:
+                self.start_node(name, wait=False)
+            for name in self.nodes:
+                self._wait(lambda n=name: self._node_ready(n), self._slurmd(name))
         except BaseException:
             self.stop()
             raise
+
+    def _slurmd(self, node: str) -> str:
+        return "slurmd" if self.net is None else f"slurmd-{node}"
+
+    def start_controller(self) -> None:
+        """Start slurmctld (again: it recovers its state, jobs included, from its files)."""
+        argv = [binary("slurmctld"), "-D", "-i", "-f", str(self.conf)]
+        if self.net is not None:  # it binds to its host name's address: the bridge's
+            argv = netns.with_hosts(str(self.root / "hosts"), argv)
+        self._spawn("slurmctld", argv)
+        self._wait(lambda: _port_open(self.ctld_port, self.addr), "slurmctld")
+
+    def stop_controller(self) -> None:
+        """Stop slurmctld by PID (the nodes and their jobs go on without it)."""
+        proc = self.procs.pop("slurmctld")
+        stop_tree(proc.pid)
+        proc.wait(timeout=10)
+
+    def start_node(self, node: str, wait: bool = True) -> None:
+        """Start (or restart, after ``kill_node``) the slurmd of ``node``."""
+        spool = self.root / "spool" / node if self.net else self.root / "spool"
+        spool.mkdir(mode=0o700, parents=True, exist_ok=True)
+        argv = [binary("slurmd"), "-D", "-N", node, "-f", str(self.conf)]
+        if self.net is not None:
+            i = self.nodes.index(node) + 1
+            argv = self.net.node_argv(i, node, str(self.root / "hosts"), argv)
+        self._spawn(self._slurmd(node), argv)
+        if wait:
+            self._wait(lambda: self._node_ready(node), self._slurmd(node))
+
+    def kill_node(self, node: str) -> list[int]:
+        """A node's crash: SIGKILL its slurmd and every process in its namespaces (the
+        job's step daemon, the worker, the measured run); returns their PIDs."""
+        if self.net is None:
+            raise PerflabError("kill_node needs a multi-node cluster (nodes >= 1)")
+        pids = self.net.kill_node(self.nodes.index(node) + 1)
+        proc = self.procs.pop(self._slurmd(node), None)
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+        return pids
 
     def _start_munged(self) -> None:
         mdir = files.private_dir(self.root / "munge")
@@ -149,7 +202,7 @@ class SlurmCluster:
         lines = [
             "ClusterName=perflab",
             # slurmctld only runs where SlurmctldHost names this host (its short name)
-            f"SlurmctldHost={socket.gethostname().split('.')[0]}(127.0.0.1)",
+            f"SlurmctldHost={socket.gethostname().split('.')[0]}({self.addr})",
             f"SlurmctldPort={self.ctld_port}",
             f"SlurmdPort={self.slurmd_port}",
             f"SlurmUser={user}",
@@ -161,11 +214,15 @@ class SlurmCluster:
             "CredType=cred/munge",
             f"AuthInfo=socket={self.munge_socket}",
             f"StateSaveLocation={r / 'state'}",
-            f"SlurmdSpoolDir={r / 'spool'}",
+            f"SlurmdSpoolDir={r / 'spool'}" + ("/%n" if self.net else ""),
             f"SlurmctldPidFile={r / 'slurmctld.pid'}",
-            f"SlurmdPidFile={r / 'slurmd.pid'}",
+            f"SlurmdPidFile={r / 'slurmd.pid'}"
+            if not self.net
+            else f"SlurmdPidFile={r}/slurmd-%n.pid",
             f"SlurmctldLogFile={r / 'slurmctld.log'}",
-            f"SlurmdLogFile={r / 'slurmd.log'}",
+            f"SlurmdLogFile={r / 'slurmd.log'}"
+            if not self.net
+            else f"SlurmdLogFile={r}/slurmd-%n.log",
             # no cgroups here: processes are tracked by parentage, tasks are not bound
             "ProctrackType=proctrack/linuxproc",
             "TaskPlugin=task/none",
@@ -184,17 +241,37 @@ class SlurmCluster:
             "MinJobAge=600",
             "KillWait=2",
             "InactiveLimit=0",
-            f"NodeName={self.node} NodeAddr=127.0.0.1 NodeHostname={socket.gethostname()} "
-            f"CPUs={self.cpus} State=UNKNOWN",
-            f"PartitionName={self.partition} Nodes={self.node} Default=YES "
+            # a node that stops answering is DOWN within seconds, its jobs NODE_FAIL (not
+            # requeued: the runner reruns their runs elsewhere, once, itself)
+            "SlurmdTimeout=10",
+            "JobRequeue=0",
+            *self._node_lines(),
+            f"PartitionName={self.partition} Nodes={','.join(self.nodes)} Default=YES "
             "MaxTime=INFINITE State=UP",
         ]
         files.private_dir(r / "state")
+        if self.net is not None:  # what the daemons' host names resolve to, in their eyes
+            names = [f"{self.addr} {socket.gethostname()}", "127.0.0.1 localhost"]
+            names += [f"{a} {n}" for n, a in zip(self.nodes, self.node_addrs, strict=True)]
+            (r / "hosts").write_text("\n".join(names) + "\n")
+            os.chmod(r / "hosts", 0o644)
         if self.conf.exists():
             self.conf.unlink()
         files.create_private(self.conf, "\n".join(lines) + "\n")
         # slurmd and the clients (running as other users on a real cluster) read it
         os.chmod(self.conf, 0o644)
+
+    def _node_lines(self) -> list[str]:
+        if self.net is None:
+            return [
+                f"NodeName={self.node} NodeAddr=127.0.0.1 NodeHostname={socket.gethostname()} "
+                f"CPUs={self.cpus} State=UNKNOWN"
+            ]
+        # every namespace node sees this machine's CPUs; one job per node is the unit
+        return [
+            f"NodeName={n} NodeAddr={a} NodeHostname={n} CPUs={self.cpus} State=UNKNOWN"
+            for n, a in zip(self.nodes, self.node_addrs, strict=True)
+        ]
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         env = {**os.environ, **self.env(), MARKER: str(self.root)}
@@ -222,14 +299,15 @@ class SlurmCluster:
                 raise PerflabError(f"throwaway Slurm: {name} {why}: {self.log_tail(name)}")
             time.sleep(0.1)
 
-    def _node_ready(self) -> bool:
-        out = self.run("sinfo", "-h", "-n", self.node, "-o", "%T", check=False)
+    def _node_ready(self, node: str) -> bool:
+        out = self.run("sinfo", "-h", "-n", node, "-o", "%T", check=False)
         return out.returncode == 0 and out.stdout.strip().rstrip("*") in ("idle", "mixed")
 
     def log_tail(self, name: str) -> str:
         """The last lines a daemon wrote (its own log file, else its output)."""
         texts = []
-        for p in (self.root / f"{name}.log", self.root / f"{name}.out"):
+        logs = [self.root / f"{name}.log", self.root / f"{name}.out"]
+        for p in logs:
             with contextlib.suppress(OSError):
                 texts.append(p.read_text(errors="replace"))
         return " | ".join(" ".join(t.split())[-400:] for t in texts if t.strip())
@@ -254,97 +332,33 @@ class SlurmCluster:
             return
         self._stopped = True
         with contextlib.suppress(Exception):
-            if "slurmd" in self.procs and self.jobs():
+            if "slurmctld" in self.procs and self.jobs():
                 self.run("scancel", "--partition", self.partition, check=False)
                 deadline = time.monotonic() + 10
                 while self.jobs() and time.monotonic() < deadline:
                     time.sleep(0.2)
-        for name in ("slurmd", "slurmctld", "munged"):
+        last = ("slurmctld", "munged")
+        for name in [*(n for n in self.procs if n not in last), *last]:
             proc = self.procs.get(name)
             if proc is not None:
-                _stop_tree(proc.pid)
+                stop_tree(proc.pid)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=5)
         kill_marked(str(self.root), str(self.conf))
+        if self.net is not None:
+            self.net.down()
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
-        if self in _LIVE:
-            _LIVE.remove(self)
+        if self in LIVE:
+            LIVE.remove(self)
         if self._made_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-#: Clusters of this process that SIGTERM must stop (atexit does not run on a signal).
-_LIVE: list[SlurmCluster] = []
-
-
-def _stop_on_sigterm(cluster: SlurmCluster) -> None:
-    """Stop ``cluster`` if this process gets SIGTERM while SIGTERM would otherwise just end it
-    (Python's default): then die of SIGTERM as before. A handler someone else installed
-    (a CLI's, the script's) is left alone; it ends in atexit."""
-    _LIVE.append(cluster)
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        for c in list(_LIVE):
-            c.stop()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, on_term)
-
-
-def _port_open(port: int) -> bool:
+def _port_open(port: int, addr: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _stop_tree(pid: int, grace_s: float = 3.0) -> None:
-    """SIGTERM a process and its descendants, SIGKILL what is alive after ``grace_s``."""
-    try:
-        root = psutil.Process(pid)
-        procs = [*root.children(recursive=True), root]
-    except psutil.Error:
-        return
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            p.terminate()
-    _, alive = psutil.wait_procs(procs, timeout=grace_s)
-    for p in alive:
-        with contextlib.suppress(psutil.Error):
-            p.kill()
-    psutil.wait_procs(alive, timeout=grace_s)
-
-
-def marked(root: str, conf: str | None = None) -> list[psutil.Process]:
-    """This user's processes started by the cluster at ``root`` (its marker in their
-    environment), or by a client of it (``SLURM_CONF=conf``), except this process and its
-    ancestors."""
-    mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
-    wanted = {f"{MARKER}={root}"} | ({f"SLURM_CONF={conf}"} if conf else set())
-    out = []
-    for p in psutil.process_iter(["uids"]):
-        with contextlib.suppress(psutil.Error, OSError):
-            if p.pid in mine or p.info["uids"].real != os.getuid():
-                continue
-            with open(f"/proc/{p.pid}/environ", "rb") as f:
-                env = set(f.read().decode(errors="replace").split("\0"))
-            if env & wanted:
-                out.append(p)
-    return out
-
-
-def kill_marked(root: str, conf: str | None = None) -> None:
-    """Stop every process ``marked`` as the cluster's at ``root``, by PID."""
-    procs = marked(root, conf)
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            p.kill()
-    psutil.wait_procs(procs, timeout=5)
+        return s.connect_ex((addr, port)) == 0
 
 
 def sweep_dead_clusters() -> None:
@@ -358,39 +372,5 @@ def sweep_dead_clusters() -> None:
             if not psutil.pid_exists(int(pid)):
                 kill_marked(str(d.resolve()), str(d.resolve() / "slurm.conf"))
                 shutil.rmtree(d, ignore_errors=True)
-
-
-def main() -> int:
-    """``python -m perflab.batch.slurm``: start a cluster, print its environment, wait for
-    Ctrl-C (or SIGTERM) and tear it down."""
-    cluster = SlurmCluster()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, on_signal)
-    try:
-        cluster.start()
-        print(f"export SLURM_CONF={cluster.conf}", flush=True)
-        print(
-            f"# throwaway Slurm: partition {cluster.partition}, node {cluster.node} "
-            f"({cluster.cpus} CPUs), controller 127.0.0.1:{cluster.ctld_port}, files in "
-            f"{cluster.root}; Ctrl-C stops it",
-            flush=True,
-        )
-        while all(p.poll() is None for p in cluster.procs.values()):
-            time.sleep(1)
-        print("perflab: a Slurm daemon exited; stopping the cluster", flush=True)
-        return 1
-    except KeyboardInterrupt:
-        return 0
-    except PerflabError as exc:
-        print(f"perflab: {exc}", flush=True)
-        return 2
-    finally:
-        cluster.stop()
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    if os.geteuid() == 0 and shutil.which("ip"):
+        netns.sweep()  # a dead owner's namespaces (and what runs in them), veths, bridge

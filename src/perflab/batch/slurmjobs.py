@@ -77,12 +77,17 @@ def check_provider(provider: Any, where: str) -> None:
         raise PerflabError(f"{where}: Slurm has no partition to submit to")
 
 
+#: What ``job_state`` returns while the controller does not answer (restarting, say).
+UNREACHABLE = {"JobState": "UNREACHABLE"}
+
+
 def job_state(job_id: str, env: dict[str, str] | None = None) -> dict[str, str]:
     """``JobState``, ``Reason``, ``ExitCode`` … of one job from ``scontrol show job``
-    (empty once the controller forgot it, MinJobAge after it ended)."""
+    (empty once the controller forgot it, MinJobAge after it ended; ``UNREACHABLE`` while
+    the controller does not answer: the job's fate is unknown, not over)."""
     out = _slurm("scontrol", "show", "job", "-o", job_id, env=env)
     if out.returncode != 0:
-        return {}
+        return {} if "invalid job id" in out.stderr.lower() else dict(UNREACHABLE)
     pairs = re.findall(r"(\w+)=(\S*)", out.stdout)
     return {k: v for k, v in pairs}
 
@@ -94,6 +99,7 @@ class JobWatch:
     def __init__(self, providers: list[Any]) -> None:
         self.providers = providers
         self.ended: dict[str, str] = {}  # job id -> Slurm's words, for jobs ended badly
+        self.nodes: dict[str, str] = {}  # job id -> the node(s) it ran on
         self._done: set[str] = set()
 
     def job_ids(self) -> list[str]:
@@ -113,6 +119,10 @@ class JobWatch:
                 continue
             st = job_state(jid)
             state = st.get("JobState", "")
+            if state == UNREACHABLE["JobState"]:
+                continue  # the controller is away: ask again next time
+            if st.get("NodeList") and st["NodeList"] != "(null)":
+                self.nodes[jid] = st["NodeList"]
             if state in ENDED or not st:  # forgotten: long ended
                 self._done.add(jid)
             if state in BAD_END:
@@ -142,6 +152,10 @@ class JobWatch:
     def reason(self) -> str:
         """Why the jobs that ended badly ended, in Slurm's words (empty if none did)."""
         return "; ".join(self.ended.values())
+
+    def reason_on(self, node: str) -> str:
+        """Why the jobs that ran on ``node`` and ended badly ended (empty if none did)."""
+        return "; ".join(w for j, w in self.ended.items() if self.nodes.get(j) == node)
 
 
 class Leftovers:

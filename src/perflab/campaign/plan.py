@@ -17,7 +17,7 @@ from perflab.campaign import lease
 from perflab.campaign.definition import CampaignDef
 from perflab.campaign.designs import DESIGNS, Constraints
 from perflab.campaign.runners import RUNNERS
-from perflab.campaign.runners.base import OnResult
+from perflab.campaign.runners.base import OnResult, Runner
 from perflab.campaign.store import Store
 from perflab.errors import PerflabError
 from perflab.factors import snapshot
@@ -51,6 +51,10 @@ def parse_budget(text: str | None) -> tuple[int | None, float | None]:
     if not (runs or seconds):
         raise PerflabError(f"--budget {text!r} must be more than zero")
     return runs, seconds
+
+
+#: The most runs one campaign plans (at a second a run, 11 days of measuring).
+MAX_PLANNED = 1_000_000
 
 
 def interleave(
@@ -102,6 +106,11 @@ def create_campaign(
     for s in sets:
         treat(base, s, catalog)  # catches anything the design could not know
     budget_runs, budget_s = parse_budget(budget)
+    if len(sets) * replicates > MAX_PLANNED:  # the plan is built in memory, then stored
+        raise PerflabError(
+            f"{len(sets)} sets x {replicates} runs is more than a campaign plans at once "
+            f"({MAX_PLANNED:,} runs)"
+        )
     plan = interleave(sets, replicates, rng)
     if budget_runs is not None and budget_runs < len(plan):
         raise PerflabError(
@@ -152,10 +161,24 @@ def planned_specs(store: Store, name: str) -> Iterator[tuple[int, RunSpec]]:
         yield seq, spec
 
 
+def check_run(
+    store: Store, name: str, runner: str, max_runs: int | None, **runner_options: Any
+) -> Runner:
+    """The runner for running campaign ``name``, once everything it can check is checked
+    (before a progress bar is shown, so a refusal is one line)."""
+    definition = store.campaign(name)
+    if definition.imported:
+        raise PerflabError(f"campaign {name!r} was imported: it has no plan to run")
+    chosen = RUNNERS.get(runner)(**runner_options)
+    if max_runs is not None and max_runs < 1:
+        raise PerflabError(f"--max-runs must be at least 1 (got {max_runs})")
+    return chosen
+
+
 def run_campaign(
     store: Store,
     name: str,
-    runner: str = "local",
+    runner: str | Runner = "local",
     on_result: OnResult | None = None,
     max_runs: int | None = None,
     **runner_options: Any,
@@ -163,12 +186,14 @@ def run_campaign(
     """Run a campaign's pending runs (resuming where it stopped); returns the counts.
 
     Each finished run (ok, failed or timeout) is committed at once; a duration budget stops
-    this invocation between runs. ``runner_options`` go to the runner (e.g. ``parsl_config``).
+    this invocation between runs. ``runner_options`` go to the runner (e.g. ``parsl_config``)
+    unless it comes made by ``check_run``.
     """
     definition = store.campaign(name)
-    chosen = RUNNERS.get(runner)(**runner_options)
-    if max_runs is not None and max_runs < 1:
-        raise PerflabError(f"--max-runs must be at least 1 (got {max_runs})")
+    if isinstance(runner, str):
+        chosen = check_run(store, name, runner, max_runs, **runner_options)
+    else:
+        chosen = runner
     timeout_s = float(definition.base.get("timeout_s") or 300.0)
     with lease.held(store, name, timeout_s) as note:
         if note:

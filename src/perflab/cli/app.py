@@ -1,5 +1,7 @@
 """The ``perflab`` command group and what its verbs share: error handling, option parsing,
-the options that describe one run. Verbs live one group per module beside this one.
+the options that describe one run. Verbs live one group per module beside this one: every
+module of ``perflab.cli`` that adds commands to ``main`` is found (``verb_modules``), so a
+new verb is one new module.
 
 Exit codes (one table in docs/reliability.md): 0 all ok; 1 a run failed, timed out or was
 not measured (it is recorded); 2 bad input; 3 an internal error (traceback in a file).
@@ -7,8 +9,12 @@ not measured (it is recorded); 2 bad input; 3 an internal error (traceback in a 
 
 from __future__ import annotations
 
+import errno
+import functools
 import importlib
 import os
+import pkgutil
+import re
 import sys
 import tempfile
 import time
@@ -18,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -30,48 +36,59 @@ from perflab.files import home_dir, perflab_home
 err_console = Console(stderr=True)
 
 
-#: Every verb and the module of ``perflab.cli`` that adds it. A verb's module is imported
-#: only when that verb runs; ``--help`` and an unknown name import them all. Packages outside
-#: perflab add verbs through the entry-point group ``perflab.cli`` (a module that adds its
-#: commands to ``main``). A test checks this table against what the modules register.
-VERBS: dict[str, str] = {
-    "run": "run",
-    "compare": "compare",
-    "calibrate": "compare",
-    "precision": "precision",
-    "history": "history",
-    "explain": "explain",
-    "profile": "profile",
-    "factors": "factors",
-    "campaign": "campaign",
-    "analyze": "analyze",
-    "report": "analyze",
-    "export": "data",
-    "import": "data",
-    "tune": "tune",
-    "zoo": "zoo",
-    "metg": "zoo",
-    "study": "study",
-    "plugins": "plugins",
-    # old spellings, hidden from --help, kept for one release
-    "seed001": "study",
-    "postprocess": "study",
-}
+#: A line of a ``perflab.cli`` module that adds a verb to ``main``: its decorator, with the
+#: verb's name or without (then click names it after the next ``def``).
+_DECORATOR = re.compile(r"""^@main\.(?:command|group)\((?:\s*["']([^"']+)["'])?""")
+_DEF = re.compile(r"^def (\w+)\(")
+
+
+@functools.cache
+def verb_modules() -> dict[str, str]:
+    """Every verb and the module of ``perflab.cli`` that adds it, read from the modules'
+    sources (not imported): running a verb imports only its module. A verb is any module of
+    this package that adds commands to ``main``; a verb this reading misses (one added by
+    ``main.add_command`` with a computed name) is still found, by importing every module.
+    Packages outside perflab add verbs through the entry-point group ``perflab.cli``."""
+    table: dict[str, str] = {}
+    for module, path in _cli_modules():
+        try:
+            lines = path.read_text().splitlines()
+        except OSError:
+            continue
+        unnamed = False
+        for line in lines:
+            if m := _DECORATOR.match(line):
+                unnamed = m.group(1) is None
+                if not unnamed:
+                    table.setdefault(m.group(1), module)
+            elif unnamed and (d := _DEF.match(line)):
+                unnamed = False
+                table.setdefault(d.group(1).lower().replace("_", "-"), module)
+    return table
+
+
+def _cli_modules() -> list[tuple[str, Path]]:
+    """The modules of ``perflab.cli`` (each folder on its ``__path__``): (name, source)."""
+    package = importlib.import_module(__package__ or "perflab.cli")
+    return [
+        (m.name, Path(m.module_finder.path) / f"{m.name}.py")  # type: ignore[union-attr]
+        for m in pkgutil.iter_modules(package.__path__)
+        if not m.name.startswith("_")
+    ]
 
 
 class PerflabGroup(click.Group):
     """Turns every error into one line on stderr and its exit code: PerflabError 2 (or 1 for
     an InfraError), Ctrl-C 130, anything unexpected 3 with the traceback written to a file.
 
-    Verbs are loaded lazily (see ``VERBS``), so ``perflab analyze`` does not import
+    Verbs are loaded lazily (see ``verb_modules``), so ``perflab analyze`` does not import
     ``compare``, ``tune`` or ``zoo``."""
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in verb_modules():
+            importlib.import_module(f"{__package__}.{verb_modules()[cmd_name]}")
         if cmd_name not in self.commands:
-            if cmd_name in VERBS:
-                importlib.import_module(f"perflab.cli.{VERBS[cmd_name]}")
-            else:
-                load_all()
+            load_all()
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -84,6 +101,14 @@ class PerflabGroup(click.Group):
         guard_streams()
         return super().main(*args, **kwargs)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _usage_error(exc)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -95,24 +120,48 @@ class PerflabGroup(click.Group):
                 "perflab: interrupted (finished runs are stored; run again to resume)", err=True
             )
             sys.exit(130)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _usage_error(exc)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except OSError as exc:
+            # only a name the user gave can be too long: bad input wherever it is opened
+            if exc.errno != errno.ENAMETOOLONG:
+                _internal_error(exc)
+            name = _one_line(str(exc.filename))
+            click.echo(f"perflab: error: {name[:60]}…: file name too long", err=True)
+            sys.exit(2)
         except Exception as exc:  # noqa: BLE001 - the last line of defence for the user
-            where = _write_traceback()
-            click.echo(
-                f"perflab: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]} "
-                f"(a bug; full traceback in {where})",
-                err=True,
-            )
-            sys.exit(INTERNAL_ERROR)
+            _internal_error(exc)
 
 
 def load_all() -> None:
-    """Import every verb's module, and the verbs of installed distributions."""
-    for module in sorted(set(VERBS.values())):
-        importlib.import_module(f"perflab.cli.{module}")
+    """Import every module of ``perflab.cli``, and the verbs of installed distributions."""
+    for module, _ in _cli_modules():
+        importlib.import_module(f"{__package__}.{module}")
     for ep in entry_points(group="perflab.cli"):
         ep.load()
+
+
+def _internal_error(exc: BaseException) -> NoReturn:
+    """An unexpected exception: one line, the traceback in a file, exit 3."""
+    where = _write_traceback()
+    click.echo(
+        f"perflab: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]} "
+        f"(a bug; full traceback in {where})",
+        err=True,
+    )
+    sys.exit(INTERNAL_ERROR)
+
+
+def _usage_error(exc: click.UsageError) -> NoReturn:
+    """A wrong option or argument: one line naming it, like every other refusal (click's own
+    form is three lines, the usage first)."""
+    where = exc.ctx.command_path if exc.ctx else "perflab"
+    click.echo(f"perflab: error: {_one_line(exc.format_message())} (see {where} -h)", err=True)
+    sys.exit(exc.exit_code)
 
 
 def _one_line(text: str) -> str:
@@ -174,11 +223,16 @@ class Aliased(click.Option):
             self.opts = shown
 
 
+#: The most ``--runs`` a verb takes: each is a measured run of seconds or more, and a plan
+#: of 10^11 (a typo) was built in memory until it was killed.
+MAX_RUNS = 100_000
+
+
 def runs_option(default: int | None, help: str, old: tuple[str, ...] = ()) -> Any:
     """``--runs N``: how many measured runs (per set, side, level or row)."""
     return click.option(
-        "--runs", type=int, default=default, show_default=default is not None, help=help,
-        cls=Aliased, old=old,
+        "--runs", type=click.IntRange(max=MAX_RUNS), default=default,
+        show_default=default is not None, help=help, cls=Aliased, old=old,
     )  # fmt: skip
 
 
@@ -250,6 +304,10 @@ def shown_warnings() -> Iterator[None]:
 def resolved(path: str | None) -> str | None:
     return str(Path(path).resolve()) if path else None
 
+
+#: A random seed: numpy takes none below 0, SQLite stores none above 2^63 - 1 (both ended
+#: in an internal error).
+SEED = click.IntRange(0, 2**63 - 1)
 
 store_option = click.option(
     "--store", "store_path", type=click.Path(), help="SQLite store (default .perflab/perflab.db)."

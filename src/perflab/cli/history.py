@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import err_console, json_option, main, output_option
+from perflab.cli.app import SEED, err_console, json_option, main, output_option
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare.gate import DERIVED
 from perflab.compare.history import Release, history_figure, run_history
@@ -53,7 +53,7 @@ from perflab.run.record import METRICS
     show_default=True,
     help="False-alarm rate over all adjacent pairs.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Order of runs in rounds.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Order of runs in rounds.")
 @output_option(
     "Write history.json, history.md, history.html (an offline page) and the figure "
     "(PNG, SVG) in this folder.",

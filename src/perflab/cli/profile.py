@@ -68,8 +68,12 @@ def profile_cmd(
     base = treat(spec, treat_set, catalog) if treat_set else spec
     other = treat(spec, against, catalog) if against is not None else None
     label_b = against or "treated"
-    if not as_json:
-        err_console.print("[dim]profiling … (traced runs are slow)[/dim]")
+
+    def started() -> None:
+        # said once the input is checked: a refusal stays one line
+        if not as_json:
+            err_console.print("[dim]profiling … (traced runs are slow)[/dim]")
+
     result = profile(
         base,
         kind_list,
@@ -80,6 +84,7 @@ def profile_cmd(
         node_workers,
         window_s,
         keep_trace,
+        started,
     )
     if as_json:
         click.echo(json.dumps(_brief(result), default=str))

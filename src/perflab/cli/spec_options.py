@@ -189,7 +189,11 @@ def sources(values: tuple[str, ...]) -> dict[str, str]:
     out = {}
     for v in values:
         package, sep, path = v.rpartition("=")
-        if not Path(path).is_dir():
-            raise PerflabError(f"--source {v}: {path} is not a directory")
+        try:
+            is_dir = Path(path).is_dir()
+        except OSError as exc:  # a name too long for the file system, say
+            raise PerflabError(f"--source {v[:100]}: {exc.strerror}") from None
+        if not is_dir:
+            raise PerflabError(f"--source {v[:100]}: {path[:100]} is not a directory")
         out[package if sep else "parsl"] = str(Path(path).resolve())
     return out

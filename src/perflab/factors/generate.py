@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,9 @@ def _pieces(site: Site) -> list[str]:
     usable = sorted(
         (p for p in pieces if len(p) >= 4 and p in site.text), key=lambda p: (-len(p), p)
     )
-    return usable or [" ".join(site.text.split())[:80]]
+    # No usable literal: the call's longest source line, as written, so the match is a
+    # substring of the call (a whitespace-collapsed text would match nothing, not even it)
+    return usable or [max((ln.strip() for ln in site.text.splitlines()), key=len)[:80]]
 
 
 def log_call_factors(
@@ -65,7 +68,7 @@ def log_call_factors(
     if not chosen:
         raise PerflabError(f"--module {module_glob}: no module of {package} matches it")
     for module, path in chosen.items():
-        sites = log_sites(path.read_text(), module, levels)
+        sites = _sites(module, path, levels)
         covered: set[int] = set()
         for site in sites:
             if site.lineno in covered:
@@ -87,8 +90,10 @@ def log_call_factors(
             mine = [s for s in same_function if match in s.text
                     and not any(x in s.text for x in exclude)]  # fmt: skip
             covered |= {s.lineno for s in mine}
-            short = module.rsplit(".", 1)[-1]
-            func = site.function.replace(".", "_").replace("<module>", "module").lower()
+            # a factor name is ASCII letters, digits and _ (a TOML bare key, a catalog name);
+            # a file or function name need not be (``a b.py``, ``def café``)
+            short = _ascii(module.rsplit(".", 1)[-1])
+            func = _ascii(site.function.replace("<module>", "module").lower())
             name = base = f"log_{short}_{func}_{slug(site.message() or match)}"[:90]
             k = 2
             while name in out:
@@ -103,6 +108,21 @@ def log_call_factors(
     if not out:
         raise PerflabError(f"no logger call at {', '.join(levels)} in {module_glob}")
     return list(out.values())
+
+
+def _ascii(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", text)
+
+
+def _sites(module: str, path: Path, levels: tuple[str, ...]) -> list[Site]:
+    """The module's logger calls; a file this interpreter cannot read as Python (a template,
+    another encoding, a dangling link) has none a transform could change: skipped, said."""
+    try:
+        return log_sites(path.read_text(encoding="utf-8"), module, levels)
+    except (SyntaxError, ValueError, OSError) as exc:  # UnicodeDecodeError is a ValueError
+        why = " ".join(str(exc).split())[:120]
+        warnings.warn(f"{path}: skipped, not readable as Python ({why})", stacklevel=2)
+        return []
 
 
 def _grouped(catalog: Catalog) -> dict[str, tuple[str, list[str]]]:
@@ -125,7 +145,7 @@ def to_toml(factors: list[CallFactor], package: str, version: str, levels: tuple
     ]
     for f in factors:
         where = f"{f.module}:{f.sites[0].lineno}"
-        desc = f"Remove the logger call in {f.function} ({where}): {f.match[:60]}"
+        desc = f"Remove the logger call in {f.function} ({where}): {' '.join(f.match[:60].split())}"
         table: dict[str, Any] = {
             "package": package, "module": f.module, "op": "remove_log_calls",
             "function": f.function, "match": [f.match], "levels": list(levels),
@@ -146,7 +166,14 @@ def to_toml(factors: list[CallFactor], package: str, version: str, levels: tuple
 
 
 def _q(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+    """A TOML basic string: the text read back is the text given (a match taken from source
+    may hold a tab, a form feed or a non-breaking space; TOML allows no raw control
+    character but the tab)."""
+    body = "".join(
+        "\\" + c if c in '"\\' else f"\\u{ord(c):04x}" if ord(c) < 32 or ord(c) == 127 else c
+        for c in s
+    )
+    return '"' + body + '"'
 
 
 def _v(v: Any) -> str:

@@ -39,7 +39,13 @@ def site_dir(package: str) -> Path:
 def diff_targets(diff: Path) -> list[str]:
     """Paths (relative to site-packages) that a ``-p1`` unified diff changes."""
     targets = []
-    for line in diff.read_text().splitlines():
+    try:
+        text = diff.read_text()
+    except UnicodeDecodeError:
+        raise PerflabError(f"{diff}: not a text diff (it is not UTF-8)") from None
+    except OSError as exc:
+        raise PerflabError(f"{diff}: cannot read ({exc.strerror or exc})") from None
+    for line in text.splitlines():
         m = re.match(r"^\+\+\+ b/(\S+)", line)
         if m:
             targets.append(m.group(1))

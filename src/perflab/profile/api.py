@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.files import atomic_write, home_dir
+from perflab.files import atomic_write, home_dir, output_dir
 from perflab.profile import PROFILE_KINDS
 from perflab.profile.base import ProfileData
 from perflab.profile.strace import parse_file, require_strace, strace_prefix
@@ -126,11 +127,12 @@ def profile(
     node_workers: int = DEFAULT_NODE_WORKERS,
     window_s: float = DEFAULT_WINDOW_S,
     keep_trace: bool = False,
+    on_start: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Profile ``spec`` (and ``against``, e.g. the same target with a fix) and write the report.
 
     Returns the profile as plain data (also ``OUT/profile.json``); bad input raises
-    PerflabError before anything runs.
+    PerflabError before anything runs; ``on_start`` is called once it is checked.
     """
     kinds = check_kinds(kinds)
     if nodes < 1 or node_workers < 1 or not window_s > 0:
@@ -138,8 +140,9 @@ def profile(
     specs = [(labels[0], spec)] + ([(labels[1], against)] if against is not None else [])
     for _, s in specs:
         validate(s)
-    out = Path(out_dir) if out_dir else default_out()
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir or default_out(), "-o")
+    if on_start is not None:
+        on_start()
     runs = [profile_one(s, kinds, label, out, keep_trace) for label, s in specs]
     result: dict[str, Any] = {"kinds": kinds, "runs": runs, "out": str(out)}
     result["projection"] = [

@@ -27,19 +27,23 @@ def parse_score(stdout: str, metric: str) -> dict[str, float]:
         return {metric: _checked(metric, value)}
     try:
         obj: Any = json.loads(last)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
+        # not only JSONDecodeError: an integer of over 4,300 digits is a plain ValueError,
+        # nesting past the recursion limit a RecursionError (issue 43)
         raise ScoreError(
             f"last stdout line {last[:120]!r} is neither a number nor a JSON object"
         ) from None
     if not isinstance(obj, dict) or metric not in obj:
         raise ScoreError(f"last stdout line is JSON without the metric key {metric!r}")
     out: dict[str, float] = {}
-    for key in {metric, *METRICS} & set(obj):
+    for key in sorted({metric, *METRICS} & set(obj)):
         try:
+            if isinstance(obj[key], bool):  # float(True) is 1.0: no score
+                raise TypeError
             value = float(obj[key])
         except (TypeError, ValueError, OverflowError):
             raise ScoreError(
-                f"metric {key!r} in the last stdout line is not a number: {obj[key]!r}"
+                f"metric {key!r} in the last stdout line is not a number: {repr(obj[key])[:80]}"
             ) from None
         out[key] = _checked(key, value)
     return out

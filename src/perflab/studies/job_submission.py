@@ -17,7 +17,7 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
-from perflab.run.measure import measure
+from perflab.run.measure import measure, validate
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
 
@@ -109,6 +109,8 @@ def run_rows(
     """Measure each row ``repeat`` times, interleaved (row order within each round)."""
     if repeat < 1:
         raise PerflabError(f"--repeat must be at least 1 (got {repeat})")
+    for row in rows:  # every row checked before the first starts: a refusal is one line
+        validate(row.spec)
     for r in range(repeat):
         for row in rows:
             if progress:
@@ -191,6 +193,8 @@ def run_curve(
     return one row per point: its levels, the median rate, every run's rate and status."""
     if repeat < 1:
         raise PerflabError(f"--repeat must be at least 1 (got {repeat})")
+    for _, spec in points:
+        validate(spec)
     records: list[list[RunRecord]] = [[] for _ in points]
     for r in range(repeat):
         for i, (levels, spec) in enumerate(points):

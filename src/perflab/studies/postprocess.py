@@ -17,6 +17,7 @@ from typing import Any
 
 from perflab.analysis.dist import mean_ci
 from perflab.errors import PerflabError
+from perflab.files import output_dir
 from perflab.workloads.postprocess_model import POLICIES
 
 #: The original base point (max tasks, concurrency, task time, post-process time) at scale 1.
@@ -58,6 +59,10 @@ class Point:
         )
 
 
+MAX_SCALE = 100.0
+MAX_REPS = 1000
+
+
 def design(
     engines: list[str], scale: float, reps: int, tasks: int = 100, base_only: bool = False
 ) -> list[Point]:
@@ -66,8 +71,12 @@ def design(
     ``scale`` multiplies the base times (1.0: the original study's 1 s base).  Points shared by
     charts (the base) run once and serve every chart; ``base_only`` keeps only those.
     """
-    if scale <= 0 or reps < 1 or tasks < 1:
-        raise PerflabError("study: scale must be > 0, reps and tasks >= 1")
+    # a scale past 100 makes runs of hours (and times past what a clock holds)
+    if not 0 < scale <= MAX_SCALE or not 1 <= reps <= MAX_REPS or tasks < 1:
+        raise PerflabError(
+            f"study: --scale must be > 0 and at most {MAX_SCALE:g}, --runs 1 to {MAX_REPS}, "
+            "--tasks at least 1"
+        )
     base = {**SEED_BASE, "tasks": tasks}
     base["task_s"] *= scale
     base["pp_s"] *= scale
@@ -118,7 +127,7 @@ def run_study(points: list[Point], out: Path, progress: Callable[[str], None] = 
     """Measure every point not yet in ``out/points.jsonl``; returns that file."""
     from perflab.run.measure import measure, validate
 
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "-o")
     path = out / "points.jsonl"
     done = {json.loads(line)["key"] for line in _lines(path)}
     todo = [p for p in points if p.key() not in done]

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from perflab.campaign.definition import CampaignDef
+from perflab.campaign.plan import MAX_PLANNED
 from perflab.campaign.store import Store
 from perflab.engines import ENGINES
 from perflab.errors import PerflabError
@@ -26,8 +27,14 @@ from perflab.files import check_name
 from perflab.run.measure import validate
 from perflab.spec import RunSpec
 
-#: Engines of the standard zoo (every engine that expresses dependencies, by default).
-DEFAULT_TARGETS = ("parsl-htex", "parsl-threads", "cf-threads", "cf-processes", "dask")
+
+def default_targets() -> list[str]:
+    """Engines of the standard zoo: every registered engine that expresses task dependencies
+    (``Engine.dependencies``), since the zoo's DAG rows need them; a new engine that declares
+    them joins the zoo with no list to edit."""
+    return [name for name, engine in ENGINES.items() if engine.dependencies is not None]
+
+
 #: First task sizes of a METG search (µs), largest first as Task Bench lists them; the search
 #: then steps outwards and bisects (``zoo.adaptive``) until the 50% crossing is bracketed.
 DEFAULT_LEVELS = (10000.0, 1000.0, 100.0)
@@ -48,8 +55,9 @@ MAX_TASKS = 20_000
 def metg_tasks(task_us: float, slots: int, point_s: float, least: int) -> int:
     """Tasks for one METG point: ideal time ≥ ``point_s`` on ``slots`` cores, at least
     ``least``, at most ``MAX_TASKS``."""
-    want = math.ceil(point_s * slots * 1e6 / max(task_us, 1e-3))
-    return int(min(MAX_TASKS, max(least, want)))
+    want = point_s * slots * 1e6 / max(task_us, 1e-3)
+    # capped before ceil: a long --point-s over a tiny task is inf, which has no ceil
+    return int(min(MAX_TASKS, max(least, math.ceil(min(want, MAX_TASKS)))))
 
 
 def slots_of(workers: int | None) -> int:
@@ -60,7 +68,7 @@ def slots_of(workers: int | None) -> int:
 class ZooConfig:
     """What a zoo measures. ``kinds``: ``metg`` (granularity sweep), ``chain``, ``fan``."""
 
-    targets: list[str] = field(default_factory=lambda: list(DEFAULT_TARGETS))
+    targets: list[str] = field(default_factory=default_targets)
     kinds: list[str] = field(default_factory=lambda: ["metg", "chain", "fan"])
     levels: list[float] = field(default_factory=lambda: list(DEFAULT_LEVELS))
     replicates: int = 2
@@ -93,6 +101,8 @@ def plan_items(cfg: ZooConfig) -> list[dict[str, Any]]:
         raise PerflabError(f"--runs must be at least 1 (got {cfg.replicates})")
     if not cfg.targets:
         raise PerflabError("the zoo needs at least one target")
+    if not cfg.kinds:  # an empty plan had no first run to describe: IndexError
+        raise PerflabError("the zoo needs at least one workload (--workloads)")
     for k in cfg.kinds:
         if k not in KINDS:
             raise PerflabError(f"zoo workload {k!r} is not one of {', '.join(KINDS)}")
@@ -100,8 +110,8 @@ def plan_items(cfg: ZooConfig) -> list[dict[str, Any]]:
         raise PerflabError("the workflow rows need at least one recipe and one size")
     if "metg" in cfg.kinds and len(cfg.levels) < 2:
         raise PerflabError("a METG sweep needs at least two task sizes (--levels)")
-    if not cfg.point_s > 0 or cfg.metg_tasks < 1:
-        raise PerflabError("--point-s must be positive and --metg-tasks at least 1")
+    if not (cfg.point_s > 0 and math.isfinite(cfg.point_s)) or cfg.metg_tasks < 1:
+        raise PerflabError("--point-s must be a positive number and --metg-tasks at least 1")
     if any(not level > 0 for level in cfg.levels):
         raise PerflabError("METG task sizes (--levels) must be positive")
     items = []
@@ -165,6 +175,11 @@ def create_zoo(store: Store, name: str, cfg: ZooConfig, seed: int | None = None)
     if name in store.campaign_names():
         raise PerflabError(f"campaign {name!r} already exists in {store.path}")
     items = plan_items(cfg)
+    if len(items) * cfg.replicates > MAX_PLANNED:
+        raise PerflabError(
+            f"{len(items)} measurements x {cfg.replicates} runs is more than a campaign plans "
+            f"at once ({MAX_PLANNED:,} runs)"
+        )
     seed = int(seed if seed is not None else np.random.SeedSequence().generate_state(1)[0])
     rng = np.random.default_rng(seed)
     order: list[tuple[int, int]] = []

@@ -19,16 +19,30 @@ from perflab.campaign.designs.base import Constraints, Design
 from perflab.errors import PerflabError
 from perflab.options import Opt
 
+MAX_RUNS = 1024
+
 
 @DESIGNS.register
 class Balanced(Design):
     name = "balanced"
     options = {
-        "runs": Opt(default=0, help="Sets (0: the multiple of 4 above the factor count)."),
-        "tolerance": Opt(
-            int, default=-1, help="How far each balance may be off (-1: runs / 8, at least 1)."
+        # z3 gets one distinctness clause per pair of sets: 10^5 sets filled the memory
+        # before the time limit could apply
+        "runs": Opt(
+            int,
+            lo=0,
+            hi=MAX_RUNS,
+            default=0,
+            help="Sets (0: the multiple of 4 above the factor count).",
         ),
-        "timeout_s": Opt(float, above=0, default=60, help="The solver's time limit (s)."),
+        "tolerance": Opt(
+            int,
+            lo=-1,
+            default=-1,
+            help="How far each balance may be off (-1: runs / 8, at least 1).",
+        ),
+        # z3 takes whole milliseconds in an unsigned int: a day is far below its limit
+        "timeout_s": Opt(float, above=0, hi=86400, default=60, help="The solver's time limit (s)."),
     }
 
     def generate(self, cons: Constraints, rng: np.random.Generator) -> list[list[str]]:
@@ -37,6 +51,10 @@ class Balanced(Design):
         fs = cons.factors
         k = len(fs)
         n = int(self.opts["runs"]) or 4 * ((k + 4) // 4)
+        if n > 2**k:
+            raise PerflabError(
+                f"design 'balanced': runs={n} distinct sets, but {k} factors have only {2**k}"
+            )
         tol = int(self.opts["tolerance"])
         if tol < 0:
             tol = max(1, n // 8)

@@ -142,7 +142,9 @@ def doptimal(
 class Fractional(Design):
     name = "fractional"
     options = {
-        "resolution": Opt(int, lo=3, default=4, help="Resolution of the fraction (3 to 5)."),
+        # above V the greedy search runs for minutes before it says no (issue 43: 99 was
+        # taken silently, as a full factorial for few factors)
+        "resolution": Opt(int, lo=3, hi=5, default=4, help="Resolution of the fraction."),
         "runs": Opt(default=0, help="Sets (0: the smallest fraction of that resolution)."),
         "plackett_burman": Opt(
             choices=(0, 1), default=0, help="1: a Plackett-Burman screening design instead."

@@ -20,7 +20,10 @@ from perflab.options import Opt
 class Sequences(Design):
     name = "sequences"
     options = {
-        "sequences": Opt(int, lo=1, default=4, help="Random orders of adding the factors."),
+        # each order is drawn one by one (up to 1,000 tries each): 10^8 ran for hours
+        "sequences": Opt(
+            int, lo=1, hi=10_000, default=4, help="Random orders of adding the factors."
+        ),
     }
 
     def generate(self, cons: Constraints, rng: np.random.Generator) -> list[list[str]]:

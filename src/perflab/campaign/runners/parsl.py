@@ -33,17 +33,26 @@ from perflab.spec import RunSpec
 
 #: Seconds between looks at the Slurm jobs' states while runs are outstanding.
 POLL_S = 2.0
+#: Times a run is sent to a worker: an attempt whose worker was lost (its node died, its job
+#: was cancelled) while other jobs still hold workers is measured again on one of them.
+MAX_ATTEMPTS = 3
+#: Seconds a lost attempt waits for Slurm's word on its node's job before it is stored
+#: without it (a node's death takes SlurmdTimeout to be noticed).
+REASON_WAIT_S = 40.0
 
 
 def remote_measure(spec: dict[str, Any], runner: dict[str, Any] | None = None) -> dict[str, Any]:
     """Runs on the worker: measure one spec there and send the record back, its ``env``
-    saying where it ran (``runner``: executor, provider, scheduler)."""
+    saying where it ran (``runner``: executor, provider, scheduler; ``host``: the physical
+    host's identity, whatever the node's hostname says: boot id, machine id)."""
+    from perflab.batch.hostid import host_identity
     from perflab.run.measure import measure
     from perflab.spec import RunSpec
 
     record = measure(RunSpec.from_dict(spec)).to_dict()
     if runner:
         record["env"]["runner"] = runner
+    record["env"]["host"] = host_identity()
     return record
 
 
@@ -86,8 +95,13 @@ class ParslRunner(Runner):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        if not self.opts["parsl_config"]:  # said before a progress bar is shown
+            raise PerflabError(
+                "the parsl runner needs a Parsl config file (campaign run --parsl-config, "
+                "tune --runner-config)"
+            )
         # checked here, before the campaign's lease or any run is taken
-        self.config = check_config(self.opts["parsl_config"]) if self.opts["parsl_config"] else None
+        self.config = check_config(self.opts["parsl_config"])
 
     def run(
         self,
@@ -133,9 +147,13 @@ def run_parsl(
     launch_initial_blocks(dfk, time.monotonic() - began)
     try:
         app = PythonApp(remote_measure, data_flow_kernel=dfk)
-        futures = {app(spec.to_dict(), info): (seq, spec) for seq, spec in pending}
+
+        def submit(spec: RunSpec) -> Future[Any]:
+            return app(spec.to_dict(), info)
+
+        futures = {submit(spec): (seq, spec) for seq, spec in pending}
         watch = JobWatch(providers) if providers else None
-        _collect(store, futures, watch, leftovers, dfk, deadline, on_result)
+        _collect(store, futures, submit, watch, leftovers, dfk, deadline, on_result)
     finally:
         dfk.cleanup()
         parsl.clear()
@@ -146,6 +164,7 @@ def run_parsl(
 def _collect(
     store: Store,
     futures: dict[Future[Any], tuple[int, RunSpec]],
+    submit: Any,
     watch: Any,
     leftovers: Any,
     dfk: Any,
@@ -154,8 +173,14 @@ def _collect(
 ) -> None:
     left, n = set(futures), 0
     total = len(futures)
-    while left:
-        done, left = wait(left, timeout=POLL_S, return_when=FIRST_COMPLETED)
+    attempts = {seq: 1 for seq, _ in futures.values()}
+    lost: list[_Lost] = []  # attempts lost with their worker, waiting for Slurm's word
+    while left or lost:
+        if left:
+            done, left = wait(left, timeout=POLL_S, return_when=FIRST_COMPLETED)
+        else:
+            done = set()
+            time.sleep(POLL_S)
         gone = ""
         if watch is not None:
             submitted, alive = watch.poll()
@@ -166,6 +191,18 @@ def _collect(
                 gone = watch.reason()  # nothing left to run them: they fail with its reason
         for fut in [*done, *(left if gone else [])]:
             seq, spec = futures[fut]
+            exc = fut.exception() if fut.done() else None
+            if exc is not None and watch is not None and not gone and attempts[seq] < MAX_ATTEMPTS:
+                # its worker was lost (a node died, a job was cancelled) while other jobs
+                # hold workers: measure it again there now; the lost attempt is stored
+                # apart (unmeasured, with Slurm's reason) once Slurm says why
+                host = str(getattr(exc, "hostname", "") or "")
+                lost.append(_Lost(seq, spec, f"{type(exc).__name__}: {exc}", host))
+                attempts[seq] += 1
+                again = submit(spec)
+                futures[again] = (seq, spec)
+                left.add(again)
+                continue
             record = _result(fut, spec, gone or (watch.reason() if watch else ""))
             if record is None:
                 continue
@@ -173,8 +210,42 @@ def _collect(
             n += 1
             if on_result:
                 on_result(record, n, total)
-        if gone or (deadline is not None and time.monotonic() > deadline):
+        over = bool(gone) or (deadline is not None and time.monotonic() > deadline)
+        for item in list(lost):
+            said = watch.reason_on(item.host) if item.host else ""
+            if said or over or time.monotonic() - item.at > REASON_WAIT_S:
+                lost.remove(item)
+                store_result(store, item.record(said), item.seq)
+        if over:
             return
+
+
+class _Lost:
+    """One attempt whose worker was lost: stored as unmeasured, its run measured again."""
+
+    def __init__(self, seq: int, spec: RunSpec, error: str, host: str) -> None:
+        self.seq, self.spec, self.error, self.host = seq, spec, error, host
+        self.at = time.monotonic()
+        self.when = datetime.now(UTC).isoformat(timespec="milliseconds")
+
+    def record(self, slurm_said: str) -> RunRecord:
+        said = slurm_said or f"Slurm named no ended job on {self.host or 'its node'}"
+        cause = f"lost with its Slurm job: {said} ({self.error}); measured again"
+        spec = self.spec
+        return RunRecord(
+            run_id=uuid.uuid4().hex[:16],
+            campaign=spec.campaign,
+            started_at=self.when,
+            ended_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            target=spec.target,
+            workload=spec.workload,
+            params=dict(spec.params),
+            treatments=sorted(spec.treatments),
+            status="failed",
+            error=cause,
+            measurement={"infrastructure": cause},
+            env={"runner": {"name": "parsl", "scheduler": "slurm"}, "batch": {"node": self.host}},
+        )
 
 
 def _result(fut: Future[Any], spec: RunSpec, slurm_reason: str) -> RunRecord | None:

@@ -1,0 +1,425 @@
+"""Campaigns over a real, throwaway 4-node Slurm: each node a slurmd in its own network and
+UTS namespace on a private bridge, the controller and munge on this host (issue 42).
+
+One cluster serves the module. Its faults: a node killed mid-campaign, a job cancelled, the
+driver SIGKILLed, the controller restarted; each campaign still stores every planned run
+exactly once. And nothing of the cluster is left after it, nor after its command is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from attacker import as_nobody, needs_root
+from conftest import ROOT
+from perflab.batch import netns
+from perflab.batch.slurm import SlurmCluster, marked
+from perflab.campaign.store import Store
+
+pytestmark = [
+    pytest.mark.slow,
+    needs_root,
+    pytest.mark.skipif(shutil.which("slurmctld") is None and not os.path.exists(
+        "/usr/sbin/slurmctld"), reason="Slurm is not installed (scripts/setup installs it)"),
+]  # fmt: skip
+
+NODES = 4
+
+SCORE = """#!/bin/bash
+t=",$PERFLAB_TREATMENTS,"; s=1000
+case $t in *,a,*) s=$((s-400));; esac
+case $t in *,b,*) s=$((s-300));; esac
+echo $((s + RANDOM % 13))
+"""
+
+#: One block per node, each an exclusive one-node job whose worker pool (one worker) is an
+#: srun job step; the workers reach the interchange on the bridge's address, encrypted.
+CONFIG = """
+from parsl.config import Config
+from parsl.executors import HighThroughputExecutor
+from parsl.launchers import SrunLauncher
+from parsl.providers import SlurmProvider
+
+config = Config(
+    executors=[HighThroughputExecutor(
+        label="perflab_runner", address={addr!r}, max_workers_per_node=1,
+        heartbeat_period=2, heartbeat_threshold=8,
+        provider=SlurmProvider(
+            partition={partition!r}, nodes_per_block=1, init_blocks={blocks}, min_blocks=0,
+            max_blocks={blocks}, exclusive={exclusive}, walltime="00:10:00",
+            launcher=SrunLauncher(), worker_init="export PATH={bin}:$PATH",
+        ),
+    )],
+    strategy="none", run_dir={run_dir!r},
+)
+"""
+
+
+def write_config(path: Path, cluster: SlurmCluster, blocks: int, exclusive: bool = True) -> Path:
+    path.write_text(CONFIG.format(
+        addr=cluster.addr, partition=cluster.partition, blocks=blocks, exclusive=exclusive,
+        bin=str(Path(sys.executable).parent), run_dir=str(path.parent / "runinfo"),
+    ))  # fmt: skip
+    return path
+
+
+def _leftovers(owner: int, root: str, daemons: list[int]) -> list[str]:
+    """What is left of a cluster: processes (marked, or its daemons), namespaces, links."""
+    out = []
+    for p in [*_procs(daemons), *marked(root, f"{root}/slurm.conf")]:
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE:
+                out.append(f"{p.pid} {p.name()}")
+        except psutil.Error:
+            pass
+    nss, links = netns.owned(owner)
+    return out + nss + links + ([root] if Path(root).exists() else [])
+
+
+def _procs(pids: list[int]) -> list[psutil.Process]:
+    out = []
+    for pid in pids:
+        try:
+            out.append(psutil.Process(pid))
+        except psutil.Error:
+            pass
+    return out
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[SlurmCluster]:
+    c = SlurmCluster(nodes=NODES)
+    c.start()
+    daemons = [p.pid for p in c.procs.values()]
+    try:
+        yield c
+    finally:
+        c.stop()
+        assert _leftovers(os.getpid(), str(c.root), daemons) == []
+
+
+#: The drivers a test started: one still running when the test ends (it failed) is stopped
+#: with SIGTERM (perflab then stops its interchange and cancels its jobs).
+_DRIVERS: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture
+def work(tmp_path: Path, cluster: SlurmCluster) -> Iterator[Path]:
+    (tmp_path / "score.sh").write_text(SCORE)
+    (tmp_path / "score.sh").chmod(0o755)
+    write_config(tmp_path / "slurm.py", cluster, NODES)
+    yield tmp_path
+    while _DRIVERS:
+        driver = _DRIVERS.pop()
+        if driver.poll() is None:
+            driver.terminate()
+            driver.wait(timeout=60)
+
+
+def _env(work: Path, cluster: SlurmCluster) -> dict[str, str]:
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(work / ".perflab"),
+            "PATH": path, **cluster.env()}  # fmt: skip
+
+
+def _perflab(work: Path, env: dict[str, str], *args: str, timeout: float = 240) -> (
+        subprocess.CompletedProcess[str]):  # fmt: skip
+    return subprocess.run([sys.executable, "-m", "perflab", *args], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+
+
+def _create(work: Path, env: dict[str, str], name: str, command: str, reps: int) -> None:
+    proc = _perflab(work, env, "campaign", "create", name, "--command", command,
+                    "--factors", "a,b,c", "--design", "full", "--replicates", str(reps),
+                    "--store", str(work / "s.db"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+
+
+def _driver(work: Path, env: dict[str, str], name: str, config: str = "slurm.py") -> (
+        subprocess.Popen[str]):  # fmt: skip
+    argv = [sys.executable, "-m", "perflab", "campaign", "run", name, "--runner", "parsl",
+            "--parsl-config", config, "--store", str(work / "s.db"), "--json"]  # fmt: skip
+    driver = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _DRIVERS.append(driver)
+    return driver
+
+
+def _seqs(db: Path, name: str) -> list[int]:
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT seq FROM runs WHERE campaign=?", (name,)).fetchall()
+    finally:
+        con.close()
+    return sorted(r[0] for r in rows)
+
+
+def _wait_for(what: object, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not what():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def _running(cluster: SlurmCluster) -> dict[str, str]:
+    """Running jobs: id -> node."""
+    out = cluster.run("squeue", "-h", "-t", "R", "-o", "%i %N").stdout.split("\n")
+    return dict(line.split() for line in out if line.strip())
+
+
+def _finish(driver: subprocess.Popen[str], timeout: float = 240) -> dict[str, int]:
+    out, err = driver.communicate(timeout=timeout)
+    assert driver.returncode == 0, err[-3000:]
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def _every_run_once(work: Path, name: str, planned: int, cluster: SlurmCluster) -> list:
+    assert _seqs(work / "s.db", name) == list(range(planned)), "each run stored once"
+    records = Store(work / "s.db").records(name)
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    for r in records:
+        assert r.status == "ok", r.error
+        batch, host = r.env["batch"], r.env["host"]
+        assert batch["node"] in cluster.nodes and batch["job_id"].isdigit()
+        assert batch["step_id"] == "0" and host["hostname"] == batch["node"]
+        assert host["boot_id"] == boot  # namespaces: one kernel, whatever the hostname
+    return records
+
+
+def _lost(work: Path, name: str) -> list[tuple[int, str]]:
+    return [(r["seq"], r["cause"]) for r in Store(work / "s.db").unmeasured(name)]
+
+
+def test_a_node_killed_mid_campaign_loses_runs_that_are_measured_elsewhere(
+    work: Path, cluster: SlurmCluster
+) -> None:
+    """40 runs over 4 exclusive nodes; node killed (slurmd and all in its namespace) once
+    10 runs are stored: its run is stored apart with Slurm's NODE_FAIL and measured again
+    on another node; every run stored once; the node, back, takes jobs again."""
+    env = _env(work, cluster)
+    _create(work, env, "k", "sleep 1; ./score.sh", reps=5)
+    began = time.monotonic()
+    driver = _driver(work, env, "k")
+    _wait_for(lambda: len(_seqs(work / "s.db", "k")) >= 10)
+    victim = sorted(_running(cluster).values())[-1]
+    killed = cluster.kill_node(victim)
+    at = len(_seqs(work / "s.db", "k"))
+    counts = _finish(driver)
+    took = time.monotonic() - began
+    assert counts["ok"] == 40
+    records = _every_run_once(work, "k", 40, cluster)
+    lost = _lost(work, "k")
+    assert lost, "the killed node's run was lost"
+    final = {s: r for s, r in Store(work / "s.db").records_by_seq("k")}
+    for seq, cause in lost:
+        assert f"on {victim} " in cause or victim in cause, cause
+        assert "NODE_FAIL" in cause, cause
+        assert final[seq].env["batch"]["node"] != victim
+    after = [r for r in records if r.started_at > max(r2.started_at for r2 in records[:at])]
+    print(f"\nnode {victim} killed ({len(killed)} processes) after {at} runs; campaign of 40 "
+          f"in {took:.1f} s; lost and rerun: " + "; ".join(
+              f"seq {s} -> rerun on {final[s].env['batch']['node']} job "
+              f"{final[s].env['batch']['job_id']} ({c[:160]})" for s, c in lost))  # fmt: skip
+    assert after
+    # back: the node registers again and takes a job
+    cluster.start_node(victim)
+    out = cluster.run("sbatch", "-w", victim, "-o", "/dev/null", "--wait", "--wrap", "true")
+    assert out.returncode == 0
+    # exclusive nodes: no two runs overlapped on one node (they did on one host: namespaces)
+    proc = _perflab(work, env, "analyze", "k", "--store", str(work / "s.db"), "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "different nodes of one machine" in proc.stderr
+    assert "same node" not in proc.stderr
+    assert cluster.jobs() == []
+
+
+def test_a_cancelled_job_loses_its_run_which_is_measured_elsewhere(
+    work: Path, cluster: SlurmCluster
+) -> None:
+    env = _env(work, cluster)
+    _create(work, env, "x", "sleep 1; ./score.sh", reps=1)
+    driver = _driver(work, env, "x")
+    _wait_for(lambda: len(_seqs(work / "s.db", "x")) >= 2 and len(_running(cluster)) == NODES)
+    job = sorted(_running(cluster))[0]
+    cluster.run("scancel", job)
+    counts = _finish(driver)
+    assert counts["ok"] == 8
+    _every_run_once(work, "x", 8, cluster)
+    lost = _lost(work, "x")
+    print(f"\njob {job} cancelled; lost and rerun: {lost}")
+    assert lost and all("CANCELLED" in c and f"job {job}" in c for _, c in lost), lost
+    assert cluster.jobs() == []
+
+
+def test_a_sigkilled_driver_is_resumed_without_a_lost_or_duplicate_run(
+    work: Path, cluster: SlurmCluster
+) -> None:
+    env = _env(work, cluster)
+    _create(work, env, "d", "sleep 2; ./score.sh", reps=1)
+    driver = _driver(work, env, "d")
+    db = work / "s.db"
+    _wait_for(lambda: len(_seqs(db, "d")) >= 1 and len(_running(cluster)) == NODES)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()  # not communicate(): its orphaned interchange holds the pipes open
+    for pipe in (driver.stdout, driver.stderr):
+        assert pipe is not None
+        pipe.close()
+    orphans = cluster.jobs()
+    assert len(orphans) == NODES, "4 runs in flight in the dead driver's jobs"
+    resumed = _driver(work, env, "d")
+    counts = _finish(resumed)
+    assert counts["ok"] == 8
+    _every_run_once(work, "d", 8, cluster)
+    for j in orphans:  # the resume cancelled them before measuring their runs again
+        state = cluster.run("scontrol", "show", "job", "-o", j).stdout
+        assert "JobState=CANCELLED" in state, state
+    assert cluster.jobs() == []
+
+
+def test_a_controller_restarted_mid_campaign_does_not_stop_it(
+    work: Path, cluster: SlurmCluster
+) -> None:
+    env = _env(work, cluster)
+    _create(work, env, "r", "sleep 1; ./score.sh", reps=1)
+    driver = _driver(work, env, "r")
+    _wait_for(lambda: len(_seqs(work / "s.db", "r")) >= 1)
+    cluster.stop_controller()
+    time.sleep(5)
+    cluster.start_controller()
+    counts = _finish(driver)
+    assert counts["ok"] == 8
+    _every_run_once(work, "r", 8, cluster)
+    assert _lost(work, "r") == []
+    assert cluster.jobs() == []
+
+
+def test_shared_nodes_are_warned_about_and_the_interchange_refuses_nobody(
+    work: Path, cluster: SlurmCluster
+) -> None:
+    """Not exclusive: 4 one-CPU jobs pack 2 per node; analyze names runs that overlapped
+    on one node. Meanwhile the interchange listens on the bridge only, and uid nobody's
+    pickle sent to it runs nowhere (encrypted, as on one machine)."""
+    write_config(work / "shared.py", cluster, NODES, exclusive=False)
+    env = _env(work, cluster)
+    _create(work, env, "s", "sleep 1; ./score.sh", reps=1)
+    driver = _driver(work, env, "s", "shared.py")
+    _wait_for(lambda: len(_running(cluster)) == NODES)
+    assert len(set(_running(cluster).values())) < NODES, "jobs share nodes"
+    # the driver's own channels to its interchange are on loopback; the workers' on the bridge
+    socks = [s for s in _listening() if s[2] == driver.pid or s[2] in _tree(driver.pid)]
+    socks = [s for s in socks if s[0] != "127.0.0.1"]
+    assert socks and {s[0] for s in socks} == {cluster.addr}, socks
+    proof = work / "proof"
+    as_nobody(
+        f"PROOF={str(proof)!r}\nPORTS={[s[1] for s in socks]!r}\nADDR={cluster.addr!r}\n" + ATTACK,
+        preimport=("zmq", "pickle", "time"),
+    )
+    _finish(driver)
+    assert not proof.exists(), "uid nobody's pickle ran"
+    _every_run_once(work, "s", 8, cluster)
+    proc = _perflab(work, env, "analyze", "s", "--store", str(work / "s.db"), "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "on the same node (exclusive nodes not honoured)" in proc.stderr, proc.stderr
+    assert cluster.jobs() == []
+
+
+def _listening(ns: str | None = None) -> list[tuple[str, int, int]]:
+    """Listening TCP sockets (address, port, pid) of this host's or namespace ``ns``'s
+    network (``ss``: psutil reads this process's network namespace only)."""
+    argv = ["ss", "-Hltnp"] if ns is None else ["ip", "netns", "exec", ns, "ss", "-Hltnp"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
+    found = []
+    for line in out.splitlines():
+        local = line.split()[3]
+        addr, _, port = local.rpartition(":")
+        addr = addr.strip("[]").removeprefix("::ffff:")
+        found += [(addr, int(port), int(pid)) for pid in re.findall(r"pid=(\d+)", line)]
+    return found
+
+
+def _tree(pid: int) -> list[int]:
+    try:
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+ATTACK = """
+class Proof:
+    def __reduce__(self):
+        return (os.system, (f"touch {PROOF}",))
+ctx = zmq.Context()
+for port in PORTS:
+    s = ctx.socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.connect(f"tcp://{ADDR}:{port}")
+    s.send(pickle.dumps({"type": "registration", "x": Proof()}))
+    s.send_multipart([b"", pickle.dumps(Proof())])
+time.sleep(2)
+report(sent=len(PORTS))
+"""
+
+
+def test_the_daemons_listen_on_the_bridge_and_nobody_cannot_submit(
+    cluster: SlurmCluster,
+) -> None:
+    ctld = [s for s in _listening() if s[2] == cluster.procs["slurmctld"].pid]
+    assert ctld and {s[0] for s in ctld} == {cluster.addr}, ctld
+    for i, (node, addr) in enumerate(zip(cluster.nodes, cluster.node_addrs, strict=True)):
+        pid = cluster.procs[f"slurmd-{node}"].pid
+        socks = [s for s in _listening(netns.ns_name(os.getpid(), i + 1)) if s[2] == pid]
+        assert socks and {s[0] for s in socks} == {addr}, socks
+    key = cluster.root / "munge" / "munge.key"
+    assert key.stat().st_mode & 0o777 == 0o600 and key.stat().st_uid == 0
+    out = as_nobody(
+        f"CONF = {cluster.conf.read_text()!r}\n"
+        """
+import subprocess, tempfile
+fd, path = tempfile.mkstemp(suffix=".conf")
+os.write(fd, CONF.encode()); os.close(fd)
+env = {"SLURM_CONF": path, "PATH": "/usr/bin:/bin:/usr/sbin"}
+runs = [subprocess.run(argv, capture_output=True, text=True, env=env, timeout=30)
+        for argv in (["squeue", "-h"], ["sbatch", "--wrap", "touch /tmp/pwned-by-nobody"])]
+report(codes=[r.returncode for r in runs], said=[r.stderr[-200:] for r in runs])
+""",
+        preimport=("subprocess", "tempfile"),
+        timeout=90,
+    )
+    assert all(code != 0 for code in out["codes"]), out
+    assert cluster.jobs() == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_the_killed_cluster_command_leaves_nothing(sig: signal.Signals) -> None:
+    """scripts/slurm --nodes 2 SIGTERMed stops everything itself; SIGKILLed, its daemons,
+    namespaces, veths and bridge outlive it, named after its PID, and ``--cleanup`` removes
+    every one of them."""
+    cmd = [str(ROOT / "scripts" / "slurm"), "--nodes", "2"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHON": sys.executable}
+    owner = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    assert owner.stdout is not None
+    conf = owner.stdout.readline().strip().split("=", 1)[1]
+    assert "# throwaway Slurm" in owner.stdout.readline()
+    root = str(Path(conf).parent)
+    daemons = [p.pid for p in marked(root) if p.name() in ("slurmctld", "slurmd", "munged")]
+    assert len(daemons) == 4 and all(netns.owned(owner.pid))
+    owner.send_signal(sig)
+    owner.wait(timeout=60)
+    if sig == signal.SIGKILL:
+        assert _leftovers(owner.pid, root, daemons), "nothing could stop them"
+        clean = subprocess.run([cmd[0], "--cleanup"], env=env, capture_output=True, timeout=120)
+        assert clean.returncode == 0, clean.stderr
+    assert _leftovers(owner.pid, root, daemons) == []
