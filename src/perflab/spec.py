@@ -28,6 +28,9 @@ class RunSpec:
     tasks: int | None = None
     time_s: float | None = None
     warmup: int = 20
+    #: Sub-batches the counted window is split into (``perflab precision``): each one's tasks
+    #: and wall time go to ``measurement.window_splits``, for the within-window variance.
+    window_splits: int = 1
     #: Workload parameters (``arg_bytes``, ``task_ms``, ``task_us`` ...).
     params: dict[str, Any] = field(default_factory=dict)
     #: Engine options (``workers``, ``prefetch_capacity`` ...); treatments add to these.

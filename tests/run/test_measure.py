@@ -137,3 +137,15 @@ def test_failed_command_is_recorded_with_stderr_tail(run_root: str) -> None:
     rec = measure(RunSpec(command="echo boom >&2; exit 3", run_root=run_root))
     assert rec.status == "failed"
     assert "exit code 3" in (rec.error or "") and "boom" in (rec.error or "")
+
+
+def test_a_split_window_keeps_each_sub_batch(run_root: str) -> None:
+    """``window_splits``: the counted window runs as sub-batches, timed as one, each one's
+    tasks and wall time under ``measurement.window_splits`` (for ``perflab precision``)."""
+    rec = measure(
+        RunSpec(target="cf-threads", tasks=103, warmup=0, window_splits=4, run_root=run_root)
+    )
+    assert rec.status == "ok", rec.error
+    splits = rec.measurement["window_splits"]
+    assert [s["tasks"] for s in splits] == [26, 26, 26, 25] and rec.tasks == 103
+    assert sum(s["wall_s"] for s in splits) <= rec.wall_s  # type: ignore[operator]

@@ -179,6 +179,18 @@ def gate_metric(o: dict[str, Any], by: str | None) -> str:
 )
 @click.option("--fixed", is_flag=True, help="Always make --runs runs per side (no early stop).")
 @click.option(
+    "--precision",
+    "precision_target",
+    metavar="PCT",
+    help="CI half-width to reach on the ratio (e.g. 3%): the window and the runs are planned "
+    "from `perflab precision`'s stored parts (instead of --runs/--tasks).",
+)
+@click.option(
+    "--max-time",
+    type=float,
+    help="Seconds a --precision comparison may take (default 3600); a plan longer is refused.",
+)
+@click.option(
     "--unpaired",
     is_flag=True,
     help="Welch t-test with a BCa bootstrap CI instead of the paired t-test on neighbouring "
@@ -195,6 +207,8 @@ def compare(
     runs: int | None,
     min_runs: int,
     fixed: bool,
+    precision_target: str | None,
+    max_time: float | None,
     unpaired: bool,
     markdown_path: str | None,
     threshold: float,
@@ -214,21 +228,18 @@ def compare(
         validate(side.spec)
     for side in (a, b):  # private venvs and trees are built (or found) before the first run
         side.spec = prepare(side.spec).spec
-    n_max, source = _n_max(runs, a, metric)
-    progress = None if as_json else _progress
-    result = run_compare(
-        a,
-        b,
-        metric,
-        threshold,
-        alpha,
-        min_runs,
-        n_max,
-        source,
-        sequential=not fixed,
-        progress=progress,
-        paired=not unpaired,
-    )
+    if precision_target is not None:
+        kw: dict[str, Any] = {"alpha": alpha, "threshold": threshold, "min_runs": min_runs}
+        kw["say"] = None if as_json else err_console.print
+        kw["conflict"] = runs is not None or fixed or unpaired or o["tasks"] or o["time_s"]
+        result = _precise(a, b, metric, precision_target, max_time, kw)
+    else:
+        n_max, source = _n_max(runs, a, metric)
+        progress = None if as_json else _progress
+        result = run_compare(
+            a, b, metric, threshold, alpha, min_runs, n_max, source,
+            sequential=not fixed, progress=progress, paired=not unpaired,
+        )  # fmt: skip
     if result.identical and asked_ab:
         result.notes.append("A and B are identical: this was an A/A comparison")
         err_console.print("[yellow]warning[/yellow]: A and B are identical; ran as A/A")
@@ -241,6 +252,19 @@ def compare(
     elif markdown_path:
         atomic_write(markdown_path, markdown(result))
     sys.exit(1 if result.regression else 0)
+
+
+def _precise(
+    a: Side, b: Side, metric: str, target: str, max_time: float | None, kw: dict[str, Any]
+) -> Any:
+    """``--precision``: planned from the stored parts (cli/precision.py)."""
+    from perflab.compare import planned as pc
+
+    if kw["conflict"]:
+        raise PerflabError("--precision plans the runs and the window: drop --runs, --fixed, "
+                           "--unpaired, --tasks and --time")  # fmt: skip
+    limit = pc.DEFAULT_MAX_TIME_S if max_time is None else max_time
+    return pc.precise_compare(a, b, metric, pc.parse_target(target), limit, kw)
 
 
 def _n_max(runs: int | None, a: Side, metric: str) -> tuple[int, str]:

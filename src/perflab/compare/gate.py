@@ -78,6 +78,8 @@ class Comparison:
     failed: RunRecord | None = None
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: ``compare --precision``: the plan, and what was reached (compare/precision.py).
+    precision: dict[str, Any] | None = None
 
     @property
     def test(self) -> str:
@@ -113,6 +115,7 @@ class Comparison:
             else {"run_id": self.failed.run_id, "error": self.failed.error},
             "elapsed_s": self.elapsed_s,
             "notes": self.notes,
+            "precision": self.precision,
         }
 
 

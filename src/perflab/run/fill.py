@@ -203,6 +203,8 @@ def _fill_engine(
     ]
     for key in ("submit_side_cpu_s", "submit_side_maxrss_bytes"):
         record.measurement[key] = final[key]
+    if final.get("splits"):  # the window's sub-batches (RunSpec.window_splits)
+        record.measurement["window_splits"] = final["splits"]
     _fill_ideal(record, final)
     record.measurement["warmup_tasks"] = (result["warmup"] or {}).get("tasks", 0)
     record.env.update(result.get("env") or {})

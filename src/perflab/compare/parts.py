@@ -1,0 +1,184 @@
+"""Measuring the variance parts of ``precision.Parts`` from runs, with intervals, and storing
+them per machine, target, workload and metric (``precision.json`` beside the calibrations).
+
+The runs are fresh runs of one spec whose counted window is split into m sub-batches of
+``n_s`` tasks (``RunSpec.window_splits``). A one-way random-effects ANOVA on the logs of the
+sub-batches' metric gives the parts: the mean square within runs estimates σ_w²/n_s, the one
+between runs σ_w²/n_s + m σ_b², so σ_w² = n_s · MSW and σ_b² = (MSB − MSW)/m, floored at 0.
+σ_w² has its χ² interval, σ_b² a percentile bootstrap over runs. S and c come from the
+records' phases: S is a run's whole time but its counted window, c the window per task.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from perflab.compare.calibrate import signature_key
+from perflab.compare.precision import Parts
+from perflab.errors import PerflabError
+from perflab.files import atomic_write
+
+#: Metrics whose value per sub-batch follows from its tasks and wall time.
+SPLITTABLE = {
+    "us_per_task": lambda tasks, wall: wall * 1e6 / tasks,
+    "tasks_per_s": lambda tasks, wall: tasks / wall,
+}
+MIN_RUNS = 3
+BOOTSTRAP = 1000
+
+
+@dataclass
+class RunParts:
+    """One run: its sub-batches' metric values, their size, and where its time went."""
+
+    values: list[float]
+    sub_tasks: float
+    fixed_s: float
+    window_s: float
+    tasks: int
+
+
+@dataclass
+class Measured:
+    """Parts measured on this machine, with 95 % intervals (``*_ci``)."""
+
+    parts: Parts
+    runs: int
+    splits: int
+    sub_tasks: float
+    fixed_ci: tuple[float, float]
+    task_ci: tuple[float, float]
+    between_ci: tuple[float, float]
+    within_ci: tuple[float, float]
+    key: str = ""
+    signature: dict[str, Any] = field(default_factory=dict)
+    measured_at: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["parts"] = asdict(self.parts)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Measured:
+        d = dict(d)
+        d["parts"] = Parts(**d["parts"])
+        for k in ("fixed_ci", "task_ci", "between_ci", "within_ci"):
+            d[k] = tuple(d[k])
+        return cls(**d)
+
+
+def from_record(rec: dict[str, Any], metric: str) -> RunParts | None:
+    """A run record's (as a dict) parts, or None without window splits or phases."""
+    m = rec.get("measurement") or {}
+    splits, ph = m.get("window_splits"), m.get("phases") or {}
+    if metric not in SPLITTABLE:
+        raise PerflabError(
+            f"the within-window variance of {metric!r} cannot be split from a window's "
+            f"sub-batches (can: {', '.join(SPLITTABLE)})"
+        )
+    if not splits or not ph.get("total"):
+        return None
+    values = [SPLITTABLE[metric](s["tasks"], s["wall_s"]) for s in splits]
+    window = float(ph.get("window", 0.0)) + float(ph.get("estimates", 0.0))
+    tasks = sum(int(s["tasks"]) for s in splits)
+    return RunParts(values, tasks / len(splits), float(ph["total"]) - window, window, tasks)
+
+
+def anova(groups: np.ndarray) -> tuple[float, float]:
+    """(MSB/m-corrected between variance, within mean square) of an r × m array of logs:
+    σ_b² = max(0, (MSB − MSW)/m) and MSW."""
+    r, m = groups.shape
+    means = groups.mean(axis=1)
+    msw = float(((groups - means[:, None]) ** 2).sum() / (r * (m - 1)))
+    msb = float(m * means.var(ddof=1)) if r > 1 else 0.0
+    return max(0.0, (msb - msw) / m), msw
+
+
+def estimate(runs: list[RunParts], seed: int = 0, boot: int = BOOTSTRAP) -> Measured:
+    """The parts of a set of runs (equal splits), with 95 % intervals (σ_b²'s from ``boot``
+    bootstrap resamples of the runs; none, nan bounds, with 0)."""
+    if len(runs) < MIN_RUNS:
+        raise PerflabError(f"measuring the parts needs at least {MIN_RUNS} runs (got {len(runs)})")
+    m = min(len(r.values) for r in runs)
+    if m < 2:
+        raise PerflabError("each run needs a window split into at least 2 sub-batches")
+    logs = np.log(np.array([r.values[:m] for r in runs], float))
+    n_s = float(np.mean([r.sub_tasks for r in runs]))
+    var_b, msw = anova(logs)
+    df_w = logs.shape[0] * (m - 1)
+    within_ci = (
+        n_s * msw * df_w / float(stats.chi2.ppf(0.975, df_w)),
+        n_s * msw * df_w / float(stats.chi2.ppf(0.025, df_w)),
+    )
+    rng = np.random.default_rng(seed)
+    resampled = [anova(logs[rng.integers(len(runs), size=len(runs))])[0] for _ in range(boot)]
+    fixed = np.array([r.fixed_s for r in runs])
+    per_task = np.array([r.window_s / r.tasks for r in runs])
+    parts = Parts(float(fixed.mean()), float(per_task.mean()), var_b, n_s * msw)
+    return Measured(
+        parts,
+        len(runs),
+        m,
+        n_s,
+        _t_ci(fixed),
+        _t_ci(per_task),
+        (
+            (float(np.percentile(resampled, 2.5)), float(np.percentile(resampled, 97.5)))
+            if resampled
+            else (math.nan, math.nan)
+        ),
+        within_ci,
+    )
+
+
+def _t_ci(x: np.ndarray) -> tuple[float, float]:
+    mean = float(x.mean())
+    if len(x) < 2 or np.ptp(x) == 0:
+        return mean, mean
+    h = float(stats.t.ppf(0.975, len(x) - 1)) * float(x.std(ddof=1)) / math.sqrt(len(x))
+    return mean - h, mean + h
+
+
+def parts_signature(sig: dict[str, Any]) -> dict[str, Any]:
+    """A calibration signature without the window's size (which the plan chooses)."""
+    return {k: v for k, v in sig.items() if k not in ("tasks", "time_s")}
+
+
+def store_path(home: Path) -> Path:
+    return home / "precision.json"
+
+
+def save(measured: Measured, sig: dict[str, Any], home: Path) -> Path:
+    sig = parts_signature(sig)
+    measured.key = signature_key(sig)
+    measured.signature = sig
+    measured.measured_at = measured.measured_at or datetime.now(UTC).isoformat(timespec="seconds")
+    path = store_path(home)
+    data = _read(path)
+    data[measured.key] = measured.to_dict()
+    atomic_write(path, json.dumps(data, indent=1))
+    return path
+
+
+def load(sig: dict[str, Any], home: Path) -> Measured | None:
+    entry = _read(store_path(home)).get(signature_key(parts_signature(sig)))
+    return None if entry is None else Measured.from_dict(entry)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        raise PerflabError(f"precision store {path}: not valid JSON; remove it") from None
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,139 @@
+"""``compare --precision``: plan the window and the runs from the stored variance parts, print
+the plan, then measure until the interval meets the target (``precision.run_planned``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from perflab.compare import parts as mp
+from perflab.compare import precision as pp
+from perflab.compare.calibrate import signature
+from perflab.compare.gate import Comparison, Side, metric_value, same_spec
+from perflab.errors import PerflabError
+from perflab.files import perflab_home
+from perflab.run.measure import measure
+
+#: Time budget of ``compare --precision`` without ``--max-time``.
+DEFAULT_MAX_TIME_S = 3600.0
+
+
+def parse_target(text: str) -> float:
+    """'3%', '3 %' or '0.03' → 0.03."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(%?)\s*", text)
+    if not m:
+        raise PerflabError(f"--precision: {text!r} is not a percentage such as 3%")
+    value = float(m.group(1)) / (100 if m.group(2) else 1)
+    if not 0 < value < 1:
+        raise PerflabError(f"--precision must be between 0 and 100 % (got {text})")
+    return value
+
+
+def precise_compare(
+    a: Side, b: Side, metric: str, target: float, max_time_s: float, o: dict[str, Any]
+) -> Comparison:
+    """``compare --precision``: plan from the stored parts, print the plan, then measure
+    until the interval meets the target (see ``precision.run_planned``). A plan longer than
+    ``max_time_s`` is bad input: nothing runs."""
+    alpha, threshold = o["alpha"], o["threshold"]
+    found, pl = plan_or_refuse(a, metric, target, max_time_s, alpha)
+    if o.get("say"):
+        o["say"](f"plan: {pl.line()}")
+    for side in (a, b):
+        side.spec = dataclasses.replace(side.spec, tasks=pl.tasks, time_s=None)
+    run_s = found.parts.run_s(pl.tasks)
+    k_max = max(pl.pairs, min(pp.most_pairs(pl.pairs), int(max_time_s // (2 * run_s))))
+    levels = pp.precision_looks(o["min_runs"], pl.pairs, k_max, alpha)
+    cmp = Comparison(a, b, metric, None, [], o["min_runs"], k_max, f"precision ±{target:.1%}",
+                     same_spec(a.spec, b.spec), alpha)  # fmt: skip
+    t0 = time.monotonic()
+
+    def on_look(dec: Any, hw: float) -> None:
+        cmp.decision = dec
+        cmp.looks.append({"n": dec.n_a, **dec.to_dict(), "half_width": hw})
+        if o.get("say"):
+            spent = pp.duration(time.monotonic() - t0)
+            o["say"](f"[dim]look at {dec.n_a} + {dec.n_b} runs: ×{dec.ratio:.3f}, "
+                     f"CI ±{pp.pct(hw)}, {dec.verdict} ({spent})[/dim]")  # fmt: skip
+
+    try:
+        r = pp.run_planned(
+            _runner(a, metric), _runner(b, metric), target, levels, pp.planned_level(alpha),
+            threshold, metric == "tasks_per_s",
+            out_of_time=lambda: time.monotonic() - t0 + 2 * run_s > max_time_s,
+            precision_from=max(2, pl.pairs // 2), on_look=on_look,
+        )  # fmt: skip
+        stopped, hw = r.stopped, r.half_width
+    except _Failed as stop:
+        cmp.failed, stopped, hw = stop.record, "a run failed", math.inf
+    cmp.elapsed_s = time.monotonic() - t0
+    cmp.precision = reached(pl, hw, cmp.elapsed_s, stopped)
+    cmp.notes.append(cmp.precision["line"])
+    return cmp
+
+
+def plan_or_refuse(
+    a: Side, metric: str, target: float, max_time_s: float, alpha: float
+) -> tuple[mp.Measured, pp.Plan]:
+    """The stored parts and the plan; bad input (exit 2, nothing run) without parts or when
+    the plan takes longer than ``max_time_s``."""
+    found = mp.load(signature(a.spec, metric), perflab_home())
+    if found is None:
+        raise PerflabError(
+            f"no measured variance parts for this benchmark and {metric}: "
+            "run `perflab precision` with the same options first"
+        )
+    pl = pp.plan(found.parts, target, pp.planned_level(alpha))
+    if pl.wall_s > max_time_s:
+        raise PerflabError(
+            f"±{pp.pct(target)} would take ~{pp.duration(pl.wall_s)} here ({pl.line()}), "
+            f"more than --max-time {pp.duration(max_time_s)}"
+        )
+    return found, pl
+
+
+def reached(pl: pp.Plan, hw: float, wall_s: float, stopped: str) -> dict[str, Any]:
+    """What a planned comparison reached against its plan: "precision per hour"."""
+    per_hour = hw * math.sqrt(wall_s / 3600) if math.isfinite(hw) else None
+    line = (
+        f"{stopped}: CI ±{pp.pct(hw)} reached (planned ±{pp.pct(pl.half_width)}, target "
+        f"±{pp.pct(pl.target)}) in {pp.duration(wall_s)} (planned ~{pp.duration(pl.wall_s)})"
+    )
+    if per_hour is not None:
+        line += f"; at this rate an hour gives ±{pp.pct(per_hour)}, 4× the time halves it"
+    return {
+        "plan": pl.to_dict(),
+        "target": pl.target,
+        "half_width": hw if math.isfinite(hw) else None,
+        "planned_half_width": pl.half_width,
+        "wall_s": wall_s,
+        "planned_wall_s": pl.wall_s,
+        "stopped": stopped,
+        "half_width_per_hour": per_hour,
+        "line": line,
+    }
+
+
+class _Failed(Exception):
+    def __init__(self, record: Any) -> None:
+        super().__init__(record.error)
+        self.record = record
+
+
+def _runner(side: Side, metric: str) -> Callable[[], float]:
+    def run() -> float:
+        rec = measure(side.spec)
+        side.records.append(rec)
+        value = metric_value(rec, metric) if rec.status == "ok" else None
+        if value is None or not value > 0 or not math.isfinite(value):
+            if rec.status == "ok":
+                rec = dataclasses.replace(rec, error=f"run {rec.run_id}: no value of {metric}")
+            raise _Failed(rec)
+        side.values.append(value)
+        return value
+
+    return run

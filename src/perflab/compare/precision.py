@@ -1,0 +1,302 @@
+"""Precision per hour: size a paired comparison from measured variance parts, and plan it.
+
+A run of window ``n`` tasks gives the log of its metric with variance σ_b² + σ_w²/n: σ_b² is
+between runs (a fresh engine each time), σ_w² is within the window, per task (the variance of
+the log of one task's share, so a window of n tasks averages it down by n). A run costs a fixed
+S seconds (start-up, warm-up, teardown: everything but the counted window) plus c seconds per
+task. A paired comparison of k pairs then has
+
+    var(mean log ratio) = 2 (σ_b² + σ_w²/n) / k        wall = 2 k (S + c n)
+
+For a fixed variance the cost is least at n* = sqrt(σ_w² S / (σ_b² c)); ``plan`` searches the
+windows around it (round numbers between the bounds) with t quantiles for the runs each needs,
+and keeps the cheapest. Everything here is pure (no runs, no files).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from perflab.compare.stats import EARLY_SHARE, Decision, abba, decide, looks
+
+#: Round windows the planner tries (× powers of ten), besides its bounds and n*.
+NICE = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+#: Default bounds of the window a plan may pick (tasks per run).
+WINDOW_BOUNDS = (100, 200_000)
+#: A planned comparison whose parts were underestimated runs on to this many times its pairs.
+OVERRUN = 1.5
+#: Fewest pairs a plan makes (a t interval needs two; three gives it a usable quantile).
+MIN_PAIRS = 3
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The variance parts and costs of one target/workload/metric on one machine."""
+
+    fixed_s: float  # S: seconds per run outside the counted window
+    task_s: float  # c: seconds per counted task
+    var_between: float  # σ_b²: between-run variance of the log metric
+    var_within: float  # σ_w²: within-window variance of the log metric, per task
+
+    def var_run(self, n: float) -> float:
+        """Variance of one run's log metric with a window of ``n`` tasks."""
+        return self.var_between + self.var_within / n
+
+    def run_s(self, n: float) -> float:
+        return self.fixed_s + self.task_s * n
+
+    def n_star(self) -> float:
+        """The continuous optimum window (inf when σ_b² or c is 0, 0 when σ_w² or S is 0)."""
+        if self.var_within <= 0 or self.fixed_s <= 0:
+            return 0.0
+        if self.var_between <= 0 or self.task_s <= 0:
+            return math.inf
+        return math.sqrt(self.var_within * self.fixed_s / (self.var_between * self.task_s))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """``pairs`` runs per side of ``tasks`` tasks, taking about ``wall_s``, for a CI of the
+    ratio B/A of ±``half_width`` (relative) at ``confidence``, against ``target``."""
+
+    tasks: int
+    pairs: int
+    wall_s: float
+    half_width: float
+    target: float
+    confidence: float
+    n_star: float
+
+    @property
+    def reachable(self) -> bool:
+        return math.isfinite(self.wall_s)
+
+    def line(self) -> str:
+        return (
+            f"{self.pairs} + {self.pairs} runs of {self.tasks:,} tasks, ~{duration(self.wall_s)}, "
+            f"expected CI ±{pct(self.half_width)} ({self.confidence:.1%})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["n_star"] = self.n_star if math.isfinite(self.n_star) else None
+        return {**out, "line": self.line()}
+
+
+def pct(x: float) -> str:
+    if not math.isfinite(x):
+        return "∞"
+    return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
+
+
+def duration(seconds: float) -> str:
+    """'42 s', '7 min', '3.2 h', '4.1 days'."""
+    if not math.isfinite(seconds):
+        return "forever"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+@functools.lru_cache(maxsize=4096)
+def t_quantile(level: float, df: int) -> float:
+    """The two-sided t quantile at ``level`` (cached: plans ask for the same ones often)."""
+    return float(stats.t.ppf(1 - level / 2, df))
+
+
+def log_half(target: float) -> float:
+    """A relative half-width of the ratio (0.03 for ±3 %) on the log scale."""
+    return math.log1p(target)
+
+
+def pairs_needed(var_pair: float, h: float, level: float, k_min: int = MIN_PAIRS) -> int:
+    """Fewest pairs k (≥ k_min) whose t interval t(k−1, 1−level/2)·sqrt(var_pair/k) ≤ h,
+    with ``var_pair`` the variance of one pair's log difference."""
+    if var_pair <= 0:
+        return k_min
+    if h <= 0:
+        raise ValueError("the target half-width must be positive")
+    z = float(stats.norm.ppf(1 - level / 2))
+    k = max(k_min, math.ceil(var_pair * (z / h) ** 2))
+    for _ in range(50):  # the t quantile falls as k grows: a few steps converge
+        q = t_quantile(level, k - 1)
+        need = max(k_min, math.ceil(var_pair * (q / h) ** 2))
+        if need == k:
+            break
+        k = need
+    while k > k_min and half_width(var_pair, k - 1, level) <= h:
+        k -= 1
+    while half_width(var_pair, k, level) > h:
+        k += 1
+    return k
+
+
+def half_width(var_pair: float, k: int, level: float) -> float:
+    """The log-scale half-width of the t interval of k pairs."""
+    return t_quantile(level, k - 1) * math.sqrt(max(var_pair, 0.0) / k)
+
+
+def candidates(n_star: float, lo: int, hi: int) -> list[int]:
+    """Round windows between ``lo`` and ``hi``, the bounds, and n* rounded (when inside)."""
+    out = {lo, hi}
+    for exp in range(0, 9):
+        for m in NICE:
+            n = int(round(m * 10**exp))
+            if lo <= n <= hi:
+                out.add(n)
+    if math.isfinite(n_star):
+        out.add(min(hi, max(lo, round(n_star))))
+    return sorted(out)
+
+
+def exact_windows(
+    parts: Parts, h: float, level: float, k_min: int, lo: int, hi: int, span: int = 40
+) -> list[int]:
+    """For each of the first ``span`` pair counts k, the shortest window that reaches the
+    half-width ``h`` with k pairs (where the integer k matters most: few long runs)."""
+    out = []
+    for k in range(k_min, k_min + span):
+        q = t_quantile(level, k - 1)
+        room = k * (h / q) ** 2 / 2 - parts.var_between
+        if room <= 0 or parts.var_within <= 0:
+            continue
+        n = math.ceil(parts.var_within / room)
+        if n < lo:
+            break
+        if n <= hi:
+            out.append(n)
+    return out
+
+
+def plan(
+    parts: Parts,
+    target: float,
+    level: float,
+    bounds: tuple[int, int] = WINDOW_BOUNDS,
+    k_min: int = MIN_PAIRS,
+) -> Plan:
+    """The window and pairs that reach a CI half-width of ±``target`` (relative) at
+    confidence 1 − ``level`` in the least wall time."""
+    if not 0 < target < 1:
+        raise ValueError(f"the precision target must be between 0 and 100 % (got {target})")
+    lo, hi = bounds
+    h = log_half(target)
+    best: tuple[float, int, int] | None = None
+    windows = candidates(parts.n_star(), lo, hi) + exact_windows(parts, h, level, k_min, lo, hi)
+    for n in sorted(set(windows)):
+        k = pairs_needed(2 * parts.var_run(n), h, level, k_min)
+        cost = 2 * k * parts.run_s(n)
+        if best is None or cost < best[0] - 1e-9:  # windows ascend: a tie keeps the shorter
+            best = (cost, k, n)
+    assert best is not None
+    cost, k, n = best
+    hw = half_width(2 * parts.var_run(n), k, level)
+    return Plan(n, k, cost, math.expm1(hw), target, 1 - level, parts.n_star())
+
+
+def most_pairs(k_plan: int, overrun: float = OVERRUN) -> int:
+    """The pairs a plan of ``k_plan`` may run on to (an even number, at least k_plan)."""
+    return max(k_plan, 2 * math.ceil(k_plan * overrun / 2))
+
+
+def planned_level(alpha: float) -> float:
+    """The level the planned look is tested at: the gate's last-look share of alpha."""
+    return alpha * (1 - EARLY_SHARE)
+
+
+def precision_looks(n_min: int, k_plan: int, k_max: int, alpha: float) -> dict[int, float]:
+    """Pairs at which a planned comparison looks → the level its verdict is tested at.
+
+    The planned look ``k_plan`` is tested at ``planned_level`` (most of alpha). The early looks
+    (from ``n_min``, in the gate's ~1.5× steps) and the looks after the planned one (at each
+    ABBA block end up to ``k_max``, for when the parts were underestimated) share the rest.
+    The levels add up to alpha, so the false-alarm rate of the verdict stays at most alpha
+    however the sequence stops (the union bound), as with the gate's ``look_levels``."""
+    k_max = max(k_plan, k_max)
+    before = [k for k in looks(n_min, k_plan)[:-1] if 2 <= k < k_plan]
+    after = [*range(k_plan + 2, k_max, 2), k_max] if k_max > k_plan else []
+    others = sorted(set(before + after))
+    if not others:
+        return {k_plan: alpha}
+    early = alpha * EARLY_SHARE / len(others)
+    return dict(sorted({**{k: early for k in others}, k_plan: planned_level(alpha)}.items()))
+
+
+def reached(a: list[float], b: list[float], level: float) -> float:
+    """The relative half-width of the paired t interval of log B − log A at ``level``."""
+    d = np.log(np.asarray(b, float)) - np.log(np.asarray(a, float))
+    if len(d) < 2:
+        return math.inf
+    return math.expm1(half_width(float(np.var(d, ddof=1)), len(d), level))
+
+
+@dataclass
+class Reached:
+    """How a planned comparison ended: the decision of its last look, the half-width it
+    reached, why it stopped, and its pairs."""
+
+    decision: Decision
+    half_width: float
+    stopped: str  # "precision reached", "decided", "time budget", "most runs"
+    a: list[float]
+    b: list[float]
+
+
+def run_planned(
+    run_a: Callable[[], float],
+    run_b: Callable[[], float],
+    target: float,
+    levels: dict[int, float],
+    precision_level: float,
+    threshold: float = 0.05,
+    higher_is_better: bool = False,
+    out_of_time: Callable[[], bool] = lambda: False,
+    precision_from: int = 2,
+    on_look: Callable[[Decision, float], None] | None = None,
+) -> Reached:
+    """Run A and B interleaved (ABBA) and look at the pairs of ``levels`` (see
+    ``precision_looks``): stop once the paired t interval at ``precision_level`` (the plan's)
+    is within ±``target`` — a rule on the spread alone, as Chow–Robbins' fixed-width
+    interval — or the verdict (at the look's spent level) is faster/slower: the answer is
+    known; else at the last look.
+    When ``out_of_time`` says so the sequence looks at once, at the level of the next look it
+    has not spent (so the levels still add up to at most alpha), and stops. The spread is
+    trusted from ``precision_from`` pairs on (half the plan's, so a lucky small sample of the
+    first few pairs does not end it)."""
+    k_max = max(levels)
+    a: list[float] = []
+    b: list[float] = []
+    for side in abba(k_max):
+        values, run = (a, run_a) if side == "A" else (b, run_b)
+        if len(values) >= k_max:
+            continue
+        values.append(run())
+        n = len(a)
+        if n != len(b):
+            continue
+        late = out_of_time() and n >= 2
+        if n not in levels and not late:
+            continue
+        key = n if n in levels else min(k for k in levels if k > n)
+        dec = decide(a, b, threshold, levels[key], higher_is_better, paired=True)
+        hw = reached(a, b, precision_level)
+        if on_look:
+            on_look(dec, hw)
+        if hw <= target and n >= precision_from:
+            return Reached(dec, hw, "precision reached", a, b)
+        if dec.different:
+            return Reached(dec, hw, "decided", a, b)
+        if late or n >= k_max:
+            return Reached(dec, hw, "time budget" if late else "most runs", a, b)
+    raise AssertionError("the ABBA order ends at a look")

@@ -1,0 +1,116 @@
+"""`perflab precision` and `compare --precision` with a synthetic machine in place of runs."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+
+import perflab.cli  # noqa: F401  (registers the verbs)
+import perflab.cli.precision as verb
+import perflab.compare.planned as pc
+from perflab.cli.app import main
+from perflab.run.record import RunRecord
+from perflab.spec import RunSpec
+
+FIXED_S, TASK_S, SD_B, SD_W = 20.0, 0.0005, 0.03, 1.5
+
+
+class FakeMachine:
+    """Records of fresh runs: the window's log metric is N(0, σ_b²) + N(0, σ_w²/n)."""
+
+    def __init__(self, seed: int = 0, slower: float = 1.0) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.calls = 0
+        self.slower = slower
+
+    def __call__(self, spec: RunSpec) -> RunRecord:
+        self.calls += 1
+        n = spec.tasks or 1000
+        m = max(1, spec.window_splits)
+        beta = SD_B * self.rng.standard_normal()
+        per_task = 100e-6 * math.exp(beta) * (self.slower if "B" in spec.env else 1.0)
+        subs = [
+            per_task * math.exp(self.rng.standard_normal() * SD_W * math.sqrt(m / n)) * n / m
+            for _ in range(m)
+        ]
+        wall = sum(subs)
+        rec = RunRecord("r", "", "", spec.target, spec.workload, "ok", tasks=n, wall_s=wall)
+        rec.us_per_task = wall * 1e6 / n
+        rec.measurement["phases"] = {"total": FIXED_S + TASK_S * n, "window": TASK_S * n}
+        if m > 1:
+            rec.measurement["window_splits"] = [{"tasks": n // m, "wall_s": w} for w in subs]
+        return rec
+
+
+def cli(home: Path, *args: str) -> Result:
+    return CliRunner().invoke(main, list(args), env={"PERFLAB_HOME": str(home)})
+
+
+@pytest.fixture
+def measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(verb, "measure", FakeMachine(1))
+    res = cli(tmp_path, "precision", "--runs", "12", "--splits", "8", "--tasks", "2000")
+    assert res.exit_code == 0, res.output
+    assert "best window n*" in res.output and "±3%:" in res.output
+    return tmp_path
+
+
+def test_precision_stores_the_parts(measured: Path) -> None:
+    data = json.loads((measured / "precision.json").read_text())
+    (entry,) = data.values()
+    parts = entry["parts"]
+    assert parts["fixed_s"] == pytest.approx(FIXED_S, rel=0.05)
+    assert parts["task_s"] == pytest.approx(TASK_S, rel=0.05)
+    lo, hi = entry["within_ci"]
+    assert lo <= SD_W**2 <= hi
+
+
+def test_an_unreachable_target_is_refused_before_any_run(
+    measured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    machine = FakeMachine(2)
+    monkeypatch.setattr(pc, "measure", machine)
+    res = cli(measured, "compare", "--precision", "0.1%", "--max-time", "600")
+    assert res.exit_code == 2
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and "would take ~" in lines[0] and "--max-time 10 min" in lines[0]
+    assert machine.calls == 0
+
+
+def test_compare_with_a_target_plans_and_reaches_it(
+    measured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    machine = FakeMachine(3)
+    monkeypatch.setattr(pc, "measure", machine)
+    res = cli(measured, "compare", "--precision", "5%", "--alpha", "0.05", "--json")
+    assert res.exit_code == 0, res.output
+    out: dict[str, Any] = json.loads(res.output.strip().splitlines()[-1])
+    p = out["precision"]
+    assert p["plan"]["line"].endswith("(96.0%)") and p["target"] == 0.05
+    assert p["stopped"] in ("precision reached", "most runs", "decided")
+    assert machine.calls == out["a"]["n"] + out["b"]["n"]
+    assert p["half_width_per_hour"] > 0 and p["wall_s"] >= 0
+
+
+def test_precision_conflicts_with_runs_and_needs_parts(tmp_path: Path) -> None:
+    res = cli(tmp_path, "compare", "--precision", "3%", "--runs", "4")
+    assert res.exit_code == 2 and "drop --runs" in res.output
+    res = cli(tmp_path, "compare", "--precision", "3%")
+    assert res.exit_code == 2 and "perflab precision" in res.output
+    assert pc.parse_target("3%") == pytest.approx(0.03) and pc.parse_target("0.03") == 0.03
+
+
+def test_the_text_output_says_the_plan_and_what_was_reached(
+    measured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pc, "measure", FakeMachine(4))
+    res = cli(measured, "compare", "--precision", "5%", "--alpha", "0.05")
+    assert res.exit_code == 0, res.output
+    assert "plan: " in res.output and "look at " in res.output
+    assert "reached (planned ±" in res.output
