@@ -144,9 +144,7 @@ class Budget:
         return share if extra <= 0 else share / 2**extra
 
 
-def bisect(
-    n_points: int, measure: Measure, alpha: float = 0.05, max_culprits: int = 3
-) -> Search:
+def bisect(n_points: int, measure: Measure, alpha: float = 0.05, max_culprits: int = 3) -> Search:
     """Find the points between point 0 (good) and point ``n_points − 1`` (bad) that made the
     step between them. See the module docstring."""
     if n_points < 2:

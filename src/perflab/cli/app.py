@@ -39,6 +39,7 @@ VERBS: dict[str, str] = {
     "compare": "compare",
     "calibrate": "compare",
     "history": "history",
+    "bisect": "bisect",
     "explain": "explain",
     "profile": "profile",
     "factors": "factors",
