@@ -42,6 +42,9 @@ class Settings:
     n_max: int = 10
     fixed: bool = False
     max_culprits: int = 3
+    #: How a commit is built: ``venv`` (its tree pip-installed into a cached venv) or
+    #: ``tree`` (its package directory first on PYTHONPATH, dependencies as installed here).
+    build: str = "venv"
 
 
 class State:
@@ -153,15 +156,25 @@ def share_text(lo: float, hi: float) -> str:
 
 
 def commit_points(
-    repo: Path, commits: list[Any], base: RunSpec, cache_root: Path, prepare: Any
+    repo: Path, commits: list[Any], base: RunSpec, settings: Settings, package: str, prepare: Any
 ) -> list[Point]:
-    """One point per commit: its tree (``git archive``, cached by sha) installed as a source
-    tree into its own cached venv, whatever version the tree declares."""
+    """One point per commit: its tree (``git archive``, cached by sha under perflab's home)
+    installed as a source tree into its own cached venv, whatever version the tree declares;
+    or (``settings.build == "tree"``) its package directory put first on PYTHONPATH."""
     from perflab.bisect.commits import tree
     from perflab.compare.sides import side_spec
+    from perflab.files import home_dir
+
+    cache = home_dir("bisect", "trees")
 
     def maker(sha: str) -> Callable[[], RunSpec]:
-        return lambda: prepare(side_spec(base, source=str(tree(repo, sha, cache_root))))
+        def make() -> RunSpec:
+            src = tree(repo, sha, cache)
+            if settings.build == "tree":
+                return prepare(replace(base, sources={**base.sources, package: str(src)}))
+            return prepare(side_spec(base, source=str(src)))
+
+        return make
 
     return [
         Point(c.sha, f"{c.short} {c.subject[:50]}", maker(c.sha),

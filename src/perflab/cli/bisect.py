@@ -46,6 +46,11 @@ OPTIONS = [
     click.option("--fixed", is_flag=True, help="Always --runs runs per side (no early stop)."),
     click.option("--max-culprits", type=int, default=3, show_default=True,
                  help="Culprits followed at most (splits beyond are not followed)."),
+    click.option("--build", type=click.Choice(["venv", "tree"]), default="venv",
+                 show_default=True,
+                 help="A commit's tree pip-installed into a cached venv, or (tree: quicker, "
+                 "for a pure-Python package whose dependencies are installed here) its "
+                 "package directory first on PYTHONPATH."),
     click.option("--explain", "explain_hunks", is_flag=True,
                  help="List each culprit commit's hunks as explain's hunk screen groups them."),
 ]  # fmt: skip
@@ -75,7 +80,7 @@ def bisect_cmd(**o: Any) -> None:
         "package": o["package"], "good": o["good"], "bad": o["bad"],
         "metric": settings.metric, "stages": [], "notes": [], "reused": 0, "state": [],
     }  # fmt: skip
-    say = None if as_json else (lambda text: err_console.print(f"[dim]{text} …[/dim]"))
+    say = None if as_json else (lambda text: err_console.print(f"[dim]{text} …[/dim]", soft_wrap=True))
     if _is_release(o["good"], repo) and _is_release(o["bad"], repo):
         _releases(o, base, settings, repo, result, say)
     elif repo is None:
@@ -94,7 +99,7 @@ def _settings(o: dict[str, Any]) -> Settings:
     if o["runs"] < 2 or o["max_culprits"] < 1:
         raise PerflabError("--runs must be at least 2 and --max-culprits at least 1")
     return Settings(metric, o["threshold"], o["alpha"], o["min_runs"], o["runs"], o["fixed"],
-                    o["max_culprits"])  # fmt: skip
+                    o["max_culprits"], o["build"])  # fmt: skip
 
 
 def _is_release(end: str, repo: Path | None) -> bool:
@@ -152,7 +157,7 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
     """Bisect the first-parent commits from ``ends[0]`` to ``ends[1]``."""
     cache = home_dir("bisect", "trees")
     commits = git_.commits_between(repo, *ends)
-    points = commit_points(repo, commits, base, cache, lambda s: prepare(s).spec)
+    points = commit_points(repo, commits, base, settings, o["package"], lambda s: prepare(s).spec)
     search = _search(points, base, settings, result, say)
     st = stage_dict("commits", points, search, {"repo": str(repo)})
     for c in st["culprits"]:
