@@ -56,7 +56,8 @@ def test_shares_add_up_to_the_step_and_their_intervals_hold_the_truth() -> None:
     search = bisect(len(costs), simulated_measure(costs, seed=3), alpha=0.05)
     assert [c.index for c in search.culprits] == [13, 29]
     whole = math.log(1.32)
-    for c, true in zip(search.culprits, (math.log(1.1) / whole, math.log(1.2) / whole)):
+    truths = (math.log(1.1) / whole, math.log(1.2) / whole)
+    for c, true in zip(search.culprits, truths, strict=True):
         assert c.share_low <= true <= c.share_high
     assert abs(sum(c.share for c in search.culprits) - 1) < 0.1
     assert "alpha/" in search.error_statement()

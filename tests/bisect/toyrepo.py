@@ -35,7 +35,10 @@ def git(repo: Path, *args: str) -> str:
 
 
 def make_repo(
-    root: Path, n: int = 41, planted: dict[int, float] | None = None, tags: dict[int, str] | None = None
+    root: Path,
+    n: int = 41,
+    planted: dict[int, float] | None = None,
+    tags: dict[int, str] | None = None,
 ) -> list[str]:
     """``n`` commits (commit 0 the good end); commit ``k`` in ``planted`` multiplies the cost
     by its factor. Subjects carry PR numbers (``… (#100+k)``). Returns the shas, oldest first."""

@@ -80,7 +80,11 @@ def bisect_cmd(**o: Any) -> None:
         "package": o["package"], "good": o["good"], "bad": o["bad"],
         "metric": settings.metric, "stages": [], "notes": [], "reused": 0, "state": [],
     }  # fmt: skip
-    say = None if as_json else (lambda text: err_console.print(f"[dim]{text} …[/dim]", soft_wrap=True))
+    say = (
+        None
+        if as_json
+        else (lambda text: err_console.print(f"[dim]{text} …[/dim]", soft_wrap=True))
+    )
     if _is_release(o["good"], repo) and _is_release(o["bad"], repo):
         _releases(o, base, settings, repo, result, say)
     elif repo is None:
