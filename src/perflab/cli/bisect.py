@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from perflab.bisect import commits as git_
 from perflab.bisect.driver import (
@@ -83,7 +84,7 @@ def bisect_cmd(**o: Any) -> None:
     say = (
         None
         if as_json
-        else (lambda text: err_console.print(f"[dim]{text} …[/dim]", soft_wrap=True))
+        else (lambda text: err_console.print(f"[dim]{escape(text)} …[/dim]", soft_wrap=True))
     )
     if _is_release(o["good"], repo) and _is_release(o["bad"], repo):
         _releases(o, base, settings, repo, result, say)
