@@ -115,3 +115,11 @@ def test_the_levels_spend_at_most_alpha() -> None:
     assert sum(b.next() for _ in range(100)) <= 0.05 + 1e-12
     with pytest.raises(PointFailed):
         simulated_measure([1, 1], broken=(1,))(0, 1, 0.01)
+
+
+def test_a_split_beyond_max_culprits_follows_the_larger_side_and_says_so() -> None:
+    costs = [1.0] * 10 + [1.2] * 10 + [1.44] * 10 + [1.728] * 11  # steps at 10, 20, 30
+    search = bisect(41, simulated_measure(costs, seed=4), max_culprits=2)
+    assert len(search.culprits) <= 2 and {c.index for c in search.culprits} <= {10, 20, 30}
+    assert any("more than 2 culprits" in n for n in search.notes)
+    assert len(search.steps) <= search.planned
