@@ -113,6 +113,8 @@ def gate_measure(
         cmp = run_compare(
             side_a, side_b, settings.metric, settings.threshold, level,
             settings.n_min, settings.n_max, "--runs", sequential=not settings.fixed,
+            progress=(lambda label, i, n, _: on_step(f"  run {i}/{n} (side {label})"))
+            if on_step else None,
         )  # fmt: skip
         if cmp.failed is not None:
             i = a if any(r is cmp.failed for r in side_a.records) else b
