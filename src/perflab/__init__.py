@@ -1,9 +1,10 @@
 """perflab: a performance laboratory for high-throughput task systems.
 
-The Python API mirrors the CLI::
+The Python API mirrors the CLI: ``perflab.api`` has each verb's work as a function
+(``api.run``, ``api.campaign_create``, ``api.analyze``, ``api.compare``, ``api.tune``, …)::
 
-    from perflab import RunSpec, measure
-    record = measure(RunSpec(target="parsl-htex", workload="noop", time_s=5))
+    from perflab import RunSpec, api
+    (record,) = api.run(RunSpec(target="parsl-htex", workload="noop", time_s=5))
     print(record.us_per_task)
 
 Names are imported on first use, so ``import perflab.analysis`` pulls in no engine.

@@ -27,6 +27,14 @@ class InfraError(PerflabError):
     exit_code = 1
 
 
+class Unanswerable(PerflabError):
+    """The runs were made but cannot answer the question (every run failed, or the base
+    set did): exit 1, like a failed run; what was stored stays. The message gives the
+    cause, e.g. "the base set failed in 8 of 8 runs: score: … not a finite number"."""
+
+    exit_code = 1
+
+
 def insecure_refusal(why: str) -> PerflabError:
     """The one refusal of a run whose servers would admit other local users, naming the
     opt-in (``why``: what would be open, e.g. "HTEX unencrypted (encrypted=false)")."""

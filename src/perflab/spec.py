@@ -55,6 +55,9 @@ class RunSpec:
     #: Source transforms: [{"factor", "package", "op", "module", ...}] (factors/transforms.py),
     #: applied at run time to the source the run's interpreter imports (or ``sources``).
     transforms: list[dict[str, Any]] = field(default_factory=list)
+    #: Config factors that reach a command's own program through perflab's hook
+    #: (``perflab/hook``): treatment -> the hook's operations on the objects it builds.
+    hook: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: A developer's source tree per package (``--source DIR``): the run imports it instead.
     sources: dict[str, str] = field(default_factory=dict)
     #: Directory under which the run's private directory is made.

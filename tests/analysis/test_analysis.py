@@ -219,7 +219,10 @@ def test_cli_on_csv_and_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("timestamp;status;us_per_task;a\n1;failed;;1\n2;failed;;0\n")
     proc = perflab("analyze", str(bad))
-    assert proc.returncode == 2 and "no ok run" in proc.stderr
+    # the runs failed (issue 43): the question has no answer, exit 1 like a failed run
+    assert (
+        proc.returncode == 1 and "no ok run" in proc.stderr and "2 of 2 runs failed" in proc.stderr
+    )
     nometric = tmp_path / "nometric.csv"
     nometric.write_text("timestamp;a\n1;1\n")
     proc = perflab("analyze", str(nometric))

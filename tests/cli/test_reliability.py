@@ -571,9 +571,14 @@ def test_refused_create_leaves_no_store(work: Path) -> None:
 # --- black-box targets name their own factors ----------------------------------------
 
 
-def test_builtin_name_is_a_label_for_a_command(work: Path) -> None:
+def test_builtin_name_is_a_label_for_a_command_only_when_declared(work: Path) -> None:
     cmd = '[ "$PERFLAB_TREATMENTS" = affinity ] && echo 7'
+    # a built-in factor that cannot reach a program is refused, not silently a label
     proc = perflab("run", "--command", cmd, "--treat", "affinity", "--run-root", "r", "--json")
+    assert proc.returncode == 2 and "give it as label:affinity" in proc.stderr, proc.stderr
+    proc = perflab(
+        "run", "--command", cmd, "--treat", "label:affinity", "--run-root", "r", "--json"
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["treatments"] == ["affinity"]
 

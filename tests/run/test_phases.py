@@ -96,20 +96,24 @@ def test_htex_tree_is_killed_after_the_window_and_nothing_is_left(run_root: str)
 
 
 def test_a_profiled_or_shutdown_measuring_run_shuts_down_cleanly(run_root: str) -> None:
+    from perflab.engines.base import ExecutorEngine
     from perflab.run import teardown
+    from perflab.workloads.base import Workload
 
-    class Engine:
+    class Abandonable(ExecutorEngine):
         def abandonable(self) -> bool:
             return True
 
-    class Measuring:
+    class Measuring(Workload):
         measures_shutdown = True
 
     spec = RunSpec(target="cf-threads", workload="noop", tasks=10)
-    assert teardown.fast(spec, Engine(), object())
-    assert not teardown.fast(spec, Engine(), Measuring())
-    assert not teardown.fast(RunSpec(profile=["timeline"]), Engine(), object())
-    assert not teardown.fast(spec, object(), object())  # an engine must declare it
+    engine, plain = Abandonable(Path(run_root)), ExecutorEngine(Path(run_root))
+    assert teardown.fast(spec, engine, Workload())
+    assert not teardown.fast(spec, engine, Measuring())
+    assert not teardown.fast(RunSpec(profile=["timeline"]), engine, Workload())
+    # the base's declared defaults: an engine must say so, a workload need not
+    assert not teardown.fast(spec, plain, Workload())
 
 
 SPAWNER = """

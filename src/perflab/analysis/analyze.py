@@ -214,11 +214,9 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
         + ("[" + ", ".join(best_set) + "]" if best_set else "no treatment")
         + (f"; one run: {pi[0]:,.0f}..{pi[1]:,.0f} µs/task (95% PI)" if pi else "")
     )
-    speedup_text = (
-        "n/a"
-        if ratio is None
-        else f"{ratio:.2f}x" + (f" (95% CI {ci[0]:.2f}..{ci[1]:.2f}x)" if ci else " (no interval)")
-    )
+    speedup_text = _speedup_text(ratio, ci, bool(sp.get("exact")))
+    if sp.get("untreated"):
+        speedup_text = "none: no treatment is recommended (1.00x by definition)"
     pruned = [d["factor"] for d in result.get("best_dropped", [])]
     untested = list(result.get("best_unsupported", []))
     said = []
@@ -229,7 +227,10 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
         said.append("kept but not testable (its removal is not predictable or not allowed): "
                     + ", ".join(untested))  # fmt: skip
     if not said:
-        said.append("every member's saving is significant after Holm" if best_set else "-")
+        said.append(
+            ("every member saves time (exact data: no test)" if sp.get("exact") else
+             "every member's saving is significant after Holm") if best_set else "-"
+        )  # fmt: skip
     support_text = "; ".join(said)
     return {
         "model": model,
@@ -247,6 +248,14 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
             "support": support_text,
         },
     }
+
+
+def _speedup_text(ratio: float | None, ci: list[float] | None, exact: bool) -> str:
+    if ratio is None:
+        return "n/a"
+    if ci:
+        return f"{ratio:.2f}x (95% CI {ci[0]:.2f}..{ci[1]:.2f}x)"
+    return f"{ratio:.2f}x" + (" (exact data: no interval)" if exact else " (no interval)")
 
 
 def _models(ds: Dataset, inf: Inference) -> dict[str, Any]:

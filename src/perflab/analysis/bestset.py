@@ -37,6 +37,9 @@ def _drop_test(pred: Predictor, key: int, j: int) -> dict[str, float]:
         return out
     est = float(c @ fit.beta)
     se = float(np.sqrt(max(c @ fit.cov @ c, 0.0)))
+    if fit.exact:  # the saving is what was measured: no test, no interval
+        with_, without = pred.us(f @ fit.beta).tolist()
+        return {**out, "exact_saving": -est, "drop_ratio": without / with_ if with_ else nan}
     if not se > 0:
         return out
     out["p"] = float(dist.t_cdf(est / se, fit.df))
@@ -86,8 +89,14 @@ def prune(
         for t, aj, sj in zip(tests, adj, sig, strict=True):
             t.update(p_adj=aj, significant=sj)
         drop = None
+        exact = pred.fit.exact
         for t in sorted(tests, key=_drop_order):
-            if t["significant"] or not math.isfinite(t["p_adj"]):
+            # exact data: a member goes only if it saves nothing (no test to pass or fail)
+            if (
+                (t.get("exact_saving", 1.0) > 0)
+                if exact
+                else (t["significant"] or not math.isfinite(t["p_adj"]))
+            ):
                 continue
             cand = key ^ (1 << int(t["factor"]))
             _, est = pred.linear(np.array([cand], dtype=np.int64))
@@ -97,12 +106,21 @@ def prune(
                 break
         if drop is None:
             for t in tests:
-                t["untested"] = not math.isfinite(t["p_adj"])
+                t["untested"] = "exact_saving" not in t and not math.isfinite(t["p_adj"])
             return key, tests, dropped
         key = drop
 
 
 def speedup(pred: Predictor, key: int, level: float = 0.95) -> dict[str, Any]:
+    """``_speedup``; for the untreated set itself 1 by definition, with no interval (a
+    prediction divided by itself printed "95% CI 1.00..1.00x": nothing was measured)."""
+    out = _speedup(pred, key, level)
+    if key == 0:
+        out.update(ratio=1.0, ci=None, untreated=True)
+    return out
+
+
+def _speedup(pred: Predictor, key: int, level: float = 0.95) -> dict[str, Any]:
     """T(base) / T(set) with a t interval (log fit: exact on the log scale; additive fit: delta
     method on the log ratio), and a prediction interval for one run of the set."""
     fit = pred.fit
@@ -110,7 +128,9 @@ def speedup(pred: Predictor, key: int, level: float = 0.95) -> dict[str, Any]:
     lin = f @ fit.beta
     t_us = pred.us(lin)
     out: dict[str, Any] = {"ratio": float(t_us[0] / t_us[1]), "ci": None, "pi_us": None}
-    if fit.df <= 0 or not (fit.estimable(f[0]) and fit.estimable(f[1])):
+    if fit.exact:  # measured exactly: an interval of width 0 would be one invented
+        out["exact"] = True
+    if fit.exact or fit.df <= 0 or not (fit.estimable(f[0]) and fit.estimable(f[1])):
         return out
     q = float(dist.t_ppf(0.5 + level / 2, fit.df))
     v = f @ fit.cov @ f.T
@@ -158,6 +178,14 @@ def recommend(
         "method": method,
         "speedup": sp,
         "members": [named(t) for t in tests],
-        "dropped": [{**named(t), "why": "saving not significant after Holm"} for t in dropped],
+        "dropped": [
+            {
+                **named(t),
+                "why": "exact data: saves nothing"
+                if "exact_saving" in t
+                else "saving not significant after Holm",
+            }
+            for t in dropped
+        ],  # fmt: skip
         "unsupported": [names[t["factor"]] for t in tests if t.get("untested")],
     }

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab.analysis.exact import EXACT_CLAIM
 from perflab.analysis.fits import Fit, model_matrix
 from perflab.analysis.setstats import SetStats
 
@@ -89,6 +90,8 @@ def factor_claims(fit: Fit, s: SetStats, factors: list[str]) -> dict[str, dict[s
     for v, pa, sg in zip(out.values(), adj, sig, strict=True):
         v["p_adj"], v["significant"] = pa, sg
         v["claim"] = "significant after correction" if sg else "exploratory"
+        if fit.exact and v["estimable"]:
+            v["claim"] = EXACT_CLAIM
     return out
 
 
@@ -126,6 +129,8 @@ def interaction_claims(fit: Fit, factors: list[str]) -> list[dict[str, Any]]:
         r["claim"] = (
             "aliased"
             if r["aliases"]
+            else EXACT_CLAIM
+            if fit.exact
             else ("significant after correction" if r["significant"] else "exploratory")
         )
     rows.sort(key=lambda r: (-np.nan_to_num(abs(r["effect_us"]), nan=-1.0), r["a"], r["b"]))

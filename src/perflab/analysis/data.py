@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from perflab.analysis.setstats import keys_of
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, Unanswerable
 from perflab.run.record import DATASET_COLUMNS
 
 #: Columns of a dataset frame that are not factors.
@@ -131,6 +131,11 @@ def from_frame(
     status = df["status"] if "status" in df.columns else pd.Series(["ok"] * len(df))
     ok = (status == "ok").to_numpy() & df[metric].notna().to_numpy()
     if not ok.any():
+        failed = int((status != "ok").sum())
+        if failed:  # runs were made and failed: nothing to analyse, and the runs say why
+            raise Unanswerable(
+                f"no ok run with a {metric} value: {failed} of {len(df)} runs failed"
+            )
         raise PerflabError(f"the dataset has no ok run with a {metric} value ({len(df)} runs)")
     names = factors if factors is not None else frame_factors(df)
     # only the columns the dataset reads, and no row copy when every run counts

@@ -84,10 +84,18 @@ def f_sf(x: Any, dfn: Any, dfd: Any) -> Any:
     return _scalar(np.where(~ok | np.isnan(x), np.nan, out))
 
 
-def welch_p(a: np.ndarray, b: np.ndarray) -> float:
+def welch_p(a: np.ndarray, b: np.ndarray) -> float | None:
     """The two-sided p of ``scipy.stats.ttest_ind(a, b, equal_var=False)`` (1-D, two or more
-    values each), with its warning when the values are nearly identical."""
+    values each), with its warning when the values are nearly identical. perflab's one Welch
+    test: the analysis and the compare gate both call it.
+
+    None when both sides are constant (exact data): with no variance on either side the
+    t statistic is 0/0 or ±inf and no test is defined (scipy returns nan or 0 with a
+    precision warning). The caller says what exact data mean for it: the gate decides on
+    the exact difference, the analysis counts the claim as untestable."""
     a, b = np.asarray(a, float), np.asarray(b, float)
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        return None
     (m1, v1), (m2, v2) = _mean_var(a), _mean_var(b)
     n1, n2 = a.shape[0], b.shape[0]
     vn1, vn2 = v1 / n1, v2 / n2

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.linalg
 
 from perflab.analysis import dist
+from perflab.analysis.exact import EXACT_MODE, data_scale, is_exact, snap
 from perflab.analysis.gram import (  # noqa: F401  (re-exported: one_blas_thread, solve_gram)
     RANK_TOL,
     Factor,
@@ -129,6 +130,7 @@ class Fit:
     drift: Drift | None = None
     smear: float = 1.0  # Duan's smearing factor for back-transforming a log fit
     r2: float = float("nan")  # run-level R² (log scale for a log fit), after the adjustment
+    exact: bool = False  # residuals zero to rounding (analysis/exact.py): no test, no width
 
     @property
     def p(self) -> int:
@@ -168,7 +170,8 @@ class Fit:
             se_ = np.array([out[i]["se"] for i in tested])
             pos = se_ > 0
             tails = 2 * dist.t_sf(np.abs(est_[pos]) / se_[pos], self.df)
-            ps = np.where(est_ != 0, 0.0, 1.0)
+            # a zero standard error (exact data) leaves nothing to test: no p, never p = 0
+            ps = np.full(len(est_), nan)
             ps[pos] = tails
             for i, p in zip(tested, ps, strict=True):
                 r = out[i]
@@ -279,12 +282,17 @@ def fit_sets(
     if log:
         fitted = f @ sol.beta
         smear = float((w * s.mean * np.exp(-fitted - gw @ drift.gamma)).sum() / w.sum())
+    beta = sol.beta
+    if exact := is_exact(rss, ss_pure, float(w.sum()), data_scale(ybar, log), df_b + df_pure):
+        # no width to invent, and a smearing factor of 1 +- rounding is 1
+        beta, cov, s2_run, smear = snap(beta, data_scale(ybar, log)), 0 * cov, 0.0, 1.0
+        mode = EXACT_MODE
     grand = float(w @ ybar / w.sum())
     tss = float(w @ (ybar - grand) ** 2) + ss_pure
     r2 = 1 - (rss + ss_pure) / tss if tss > 0 else 0.0
     return Fit(
-        names, sol.beta, cov, df, mode, sol.rank, m, sol.null, s2_run, rss, log, pairs, drift,
-        smear, r2,
+        names, beta, cov, df, mode, sol.rank, m, sol.null, s2_run, rss,
+        log, pairs, drift, smear, r2, exact,
     )  # fmt: skip
 
 
@@ -342,6 +350,8 @@ def nested_f(small: Fit, big: Fit, s2_pure: float | None = None, df_pure: int = 
         den, dfd = s2_pure, df_pure
     else:
         return {"F": None, "df": [extra, 0], "p": None}
+    if big.exact or not den > 0:  # exact data: a ratio of rounding noise is no test
+        return {"F": None, "df": [extra, dfd], "p": None}
     fstat = (small.rss_sets - big.rss_sets) / extra / den
     return {"F": float(fstat), "df": [extra, dfd], "p": float(dist.f_sf(fstat, extra, dfd))}
 

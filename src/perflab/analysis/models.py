@@ -19,6 +19,7 @@ from perflab.analysis.fits import (
     drift_within,
     fit_sets,
     grouped_cv,
+    model_matrix,
     nested_f,
     one_blas_thread,
 )
@@ -89,7 +90,7 @@ def _infer(
     eligible: dict[str, str] = {}
     additive = drift_within(s, False)
     drifts = {False: additive, True: drift_within(s, True) if logs_ok else None}
-    between = additive.between
+    between, notes = spare_between(s, additive.between, notes)
     cols = {p: Columns(s, names, p, between, seed=seed) for p in (False, True)}
     for name, (pairs, log) in MODELS.items():
         if log and not logs_ok:
@@ -136,14 +137,40 @@ def _infer(
         factors,
         inter,
         note,
-        drift_report(fits["linear"], drifts[False], notes),
+        drift_report(fits["linear"], drifts[False], notes, between),
         nested,
         notes,
     )
 
 
-def drift_report(fit: Fit, within: Any, notes: list[str]) -> dict[str, Any]:
-    """Each adjustment term with its standard error and 95% interval."""
+def spare_between(s: SetStats, between: list[str], notes: list[str]) -> tuple[list[str], list[str]]:
+    """The between-set drift terms the sets can carry beside the factors: each must be
+    independent of the factor columns (and of the terms before it) and leave a spare set.
+    A term the factors' columns already span would alias the factors themselves: on 3 sets
+    {}, {b}, {a, b} the campaign's hours made both effects inestimable, or shifted the
+    predicted untreated time by the min-norm share of the term (80 for a measured 100).
+    Returns the terms kept and ``notes`` with a line for each left out."""
+    idx = {n: i for i, n in enumerate(s.cov_names)}
+    cur = model_matrix(s.x, False) * np.sqrt(s.n)[:, None]
+    rank = int(np.linalg.matrix_rank(cur))
+    kept: list[str] = []
+    for n in between:
+        col = s.g_mean[:, idx[n]] * np.sqrt(s.n)
+        col = col / max(float(np.linalg.norm(col)), 1e-300)
+        cand = np.hstack([cur, col[:, None]])
+        if rank + 1 < len(s.n) and int(np.linalg.matrix_rank(cand)) == rank + 1:
+            cur, rank = cand, rank + 1
+            kept.append(n)
+    left = [f"{n}: not fitted (too few distinct sets to tell it from the factors)"
+            for n in between if n not in kept]  # fmt: skip
+    return kept, notes + left
+
+
+def drift_report(
+    fit: Fit, within: Any, notes: list[str], between: list[str] | None = None
+) -> dict[str, Any]:
+    """Each adjustment term with its standard error and 95% interval (``between``: the
+    between-set terms fitted; default those ``within`` moved there)."""
 
     out: dict[str, Any] = {"terms": {}, "notes": list(notes)}
     for i, name in enumerate(within.names):
@@ -158,7 +185,7 @@ def drift_report(fit: Fit, within: Any, notes: list[str]) -> dict[str, Any]:
             "p": float(2 * dist.t_sf(abs(est) / se, max(within.df, 1))) if se > 0 else None,
             "how": "within sets (replicates at different times)",
         }
-    for name in within.between:
+    for name in within.between if between is None else between:
         j = fit.names.index(name)
         c = np.zeros(fit.p)
         c[j] = 1.0

@@ -88,6 +88,12 @@ def shapley(values: Values, base: int, members: list[int]) -> tuple[dict[int, fl
     return out, measured, len(subsets)
 
 
+def rate(t: float) -> float:
+    """Tasks per second of ``t`` µs/task; NaN (null in the JSON) where ``t`` is no time: the
+    minimum-norm prediction of a set the data cannot estimate may be 0 or below."""
+    return 1e6 / t if t > 0 else float("nan")
+
+
 def path(
     values: Values, ds: Dataset, start: int, goal: list[int], order: str | list[int]
 ) -> list[dict[str, Any]]:
@@ -100,7 +106,7 @@ def path(
             "factor": None,
             "set": ds.names_of(cur),
             "us_per_task": t,
-            "tasks_per_s": 1e6 / t,
+            "tasks_per_s": rate(t),
             "measured": measured,
         }
     ]
@@ -124,7 +130,7 @@ def path(
                 "category": category(ds, ds.factors[pick]),
                 "set": ds.names_of(cur),
                 "us_per_task": t,
-                "tasks_per_s": 1e6 / t,
+                "tasks_per_s": rate(t),
                 "delta_us": t - prev,
                 "measured": measured,
             }

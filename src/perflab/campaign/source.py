@@ -12,7 +12,7 @@ from perflab.analysis.data import BLOCK_COLUMN, Dataset, StudyMeta, frame_factor
 from perflab.campaign.csvframe import read_frame
 from perflab.campaign.dataset import frame
 from perflab.campaign.store import Store
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, Unanswerable
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.snapshot import campaign_catalog
 from perflab.factors.treat import study_meta
@@ -26,10 +26,14 @@ class Source:
     runs: pd.DataFrame
     factors: list[str]
     meta: StudyMeta
+    cause: str = ""  # the last failed run's error (a campaign's; a CSV has none)
 
     def dataset(self, metric: str = "us_per_task") -> Dataset:
         """The analysis dataset of the ok runs with a value of ``metric``."""
-        return from_frame(self.runs, metric, self.factors, self.meta)
+        try:
+            return from_frame(self.runs, metric, self.factors, self.meta)
+        except Unanswerable as exc:
+            raise Unanswerable(f"{exc}: {self.cause}" if self.cause else str(exc)) from None
 
 
 def open_source(source: str, store_path: str | None = None, metric: str = "us_per_task") -> Source:
@@ -47,12 +51,15 @@ def open_source(source: str, store_path: str | None = None, metric: str = "us_pe
         return Source(p.stem, runs, factors, meta)
     store = Store(store_path)
     definition = store.campaign(source)
-    runs = frame(store.records(source), definition.factors)
+    records = store.records(source)
+    runs = frame(records, definition.factors)
     # Replicate blocks adjust every effect (a block that ran slower shifts all its sets).
     runs[BLOCK_COLUMN] = runs["run_id"].map(store.replicates(source)).fillna(0).astype(int)
     catalog = campaign_catalog(definition.catalog_files, definition.catalogs)
     meta = StudyMeta(sequences=definition.sequences, **study_meta(catalog, definition.factors))
-    return Source(source, runs, definition.factors, meta)
+    errors = [r.error for r in records if r.status != "ok" and r.error]
+    cause = errors[-1].strip().splitlines()[-1] if errors else ""
+    return Source(source, runs, definition.factors, meta, cause)
 
 
 def load(source: str, store_path: str | None = None, metric: str = "us_per_task") -> Dataset:

@@ -48,15 +48,14 @@ def analyze_cmd(
 ) -> None:
     """Analyse SOURCE (a campaign name or a dataset CSV): effects, interactions, models,
     best set, paths, Shapley attribution, PCA and noise."""
-    from perflab.analysis import analyze
-    from perflab.campaign.source import load
+    from perflab.api import analyze
     from perflab.report.terminal import print_analysis
 
     with shown_warnings():
-        ds = load(source, store_path, metric)
         result = analyze(
-            ds, names(without), names(from_set), names(to_set), names(order), seed
-        ).to_json()
+            source, names(without), names(from_set), names(to_set), names(order), metric, seed,
+            store_path,
+        ).to_json()  # fmt: skip
     if as_json:
         click.echo(json.dumps(result, default=float))
     else:
@@ -104,9 +103,7 @@ def report_cmd(
     offline HTML file, or a terminal summary."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from perflab.analysis import analyze
-    from perflab.api import report_on
-    from perflab.campaign.source import load
+    from perflab.api import analyze, report
     from perflab.report.assemble import parse_before_after
     from perflab.report.terminal import print_analysis
 
@@ -115,7 +112,7 @@ def report_cmd(
         if chosen:
             raise PerflabError("--before-after draws figures: give -o DIR for the report")
         with shown_warnings():
-            result = analyze(load(source, store_path, metric)).to_json()
+            result = analyze(source, metric=metric, store=store_path).to_json()
         print_analysis(result, wide)
         return
     with (
@@ -129,5 +126,5 @@ def report_cmd(
         ) as progress,
     ):
         progress.add_task(f"analysing {source} and drawing figures")
-        path = report_on(source, store_path, output, names(without), metric, chosen)
+        path = report(source, store_path, output, names(without), metric, chosen)
     click.echo(str(path.resolve()))

@@ -1,5 +1,7 @@
 """The ``perflab`` command group and what its verbs share: error handling, option parsing,
-the options that describe one run. Verbs live one group per module beside this one.
+the options that describe one run. Verbs live one group per module beside this one: every
+module of ``perflab.cli`` that adds commands to ``main`` is found (``verb_modules``), so a
+new verb is one new module.
 
 Exit codes (one table in docs/reliability.md): 0 all ok; 1 a run failed, timed out or was
 not measured (it is recorded); 2 bad input; 3 an internal error (traceback in a file).
@@ -7,8 +9,11 @@ not measured (it is recorded); 2 bad input; 3 an internal error (traceback in a 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
+import pkgutil
+import re
 import sys
 import tempfile
 import time
@@ -30,48 +35,59 @@ from perflab.files import home_dir, perflab_home
 err_console = Console(stderr=True)
 
 
-#: Every verb and the module of ``perflab.cli`` that adds it. A verb's module is imported
-#: only when that verb runs; ``--help`` and an unknown name import them all. Packages outside
-#: perflab add verbs through the entry-point group ``perflab.cli`` (a module that adds its
-#: commands to ``main``). A test checks this table against what the modules register.
-VERBS: dict[str, str] = {
-    "run": "run",
-    "compare": "compare",
-    "calibrate": "compare",
-    "history": "history",
-    "bisect": "bisect",
-    "explain": "explain",
-    "profile": "profile",
-    "factors": "factors",
-    "campaign": "campaign",
-    "analyze": "analyze",
-    "report": "analyze",
-    "export": "data",
-    "import": "data",
-    "tune": "tune",
-    "zoo": "zoo",
-    "metg": "zoo",
-    "study": "study",
-    "plugins": "plugins",
-    # old spellings, hidden from --help, kept for one release
-    "seed001": "study",
-    "postprocess": "study",
-}
+#: A line of a ``perflab.cli`` module that adds a verb to ``main``: its decorator, with the
+#: verb's name or without (then click names it after the next ``def``).
+_DECORATOR = re.compile(r"""^@main\.(?:command|group)\((?:\s*["']([^"']+)["'])?""")
+_DEF = re.compile(r"^def (\w+)\(")
+
+
+@functools.cache
+def verb_modules() -> dict[str, str]:
+    """Every verb and the module of ``perflab.cli`` that adds it, read from the modules'
+    sources (not imported): running a verb imports only its module. A verb is any module of
+    this package that adds commands to ``main``; a verb this reading misses (one added by
+    ``main.add_command`` with a computed name) is still found, by importing every module.
+    Packages outside perflab add verbs through the entry-point group ``perflab.cli``."""
+    table: dict[str, str] = {}
+    for module, path in _cli_modules():
+        try:
+            lines = path.read_text().splitlines()
+        except OSError:
+            continue
+        unnamed = False
+        for line in lines:
+            if m := _DECORATOR.match(line):
+                unnamed = m.group(1) is None
+                if not unnamed:
+                    table.setdefault(m.group(1), module)
+            elif unnamed and (d := _DEF.match(line)):
+                unnamed = False
+                table.setdefault(d.group(1).lower().replace("_", "-"), module)
+    return table
+
+
+def _cli_modules() -> list[tuple[str, Path]]:
+    """The modules of ``perflab.cli`` (each folder on its ``__path__``): (name, source)."""
+    package = importlib.import_module(__package__ or "perflab.cli")
+    return [
+        (m.name, Path(m.module_finder.path) / f"{m.name}.py")  # type: ignore[union-attr]
+        for m in pkgutil.iter_modules(package.__path__)
+        if not m.name.startswith("_")
+    ]
 
 
 class PerflabGroup(click.Group):
     """Turns every error into one line on stderr and its exit code: PerflabError 2 (or 1 for
     an InfraError), Ctrl-C 130, anything unexpected 3 with the traceback written to a file.
 
-    Verbs are loaded lazily (see ``VERBS``), so ``perflab analyze`` does not import
+    Verbs are loaded lazily (see ``verb_modules``), so ``perflab analyze`` does not import
     ``compare``, ``tune`` or ``zoo``."""
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in verb_modules():
+            importlib.import_module(f"{__package__}.{verb_modules()[cmd_name]}")
         if cmd_name not in self.commands:
-            if cmd_name in VERBS:
-                importlib.import_module(f"perflab.cli.{VERBS[cmd_name]}")
-            else:
-                load_all()
+            load_all()
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -108,9 +124,9 @@ class PerflabGroup(click.Group):
 
 
 def load_all() -> None:
-    """Import every verb's module, and the verbs of installed distributions."""
-    for module in sorted(set(VERBS.values())):
-        importlib.import_module(f"perflab.cli.{module}")
+    """Import every module of ``perflab.cli``, and the verbs of installed distributions."""
+    for module, _ in _cli_modules():
+        importlib.import_module(f"{__package__}.{module}")
     for ep in entry_points(group="perflab.cli"):
         ep.load()
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from perflab import api
 from perflab.campaign.store import Store
 from perflab.cli.app import (
     RegistryChoice,
@@ -22,13 +23,6 @@ from perflab.cli.app import (
 )
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.report import terminal
-
-
-def _plan() -> Any:
-    # imported on use: numpy and the designs would otherwise slow every verb's start-up
-    from perflab.campaign import plan
-
-    return plan
 
 
 def _designs() -> Any:
@@ -89,9 +83,7 @@ def campaign_create(
     **o: Any,
 ) -> None:
     """Plan campaign NAME and store its plan (nothing runs yet)."""
-    store = Store(store_path)
-    c = _plan().create_campaign(
-        store,
+    created = api.campaign_create(
         name,
         base_spec(o),
         [f.strip() for f in factor_list.split(",") if f.strip()],
@@ -101,14 +93,15 @@ def campaign_create(
         budget,
         list(o["catalogs"]),
         seed,
+        store_path,
     )
-    counts = store.counts(name)
     if as_json:
-        click.echo(json.dumps({**c.to_dict(), "counts": counts}))
+        click.echo(json.dumps(created))
     else:
         click.echo(
-            f"campaign {name}: {c.sets} sets x {runs} runs = {counts['planned']} "
-            f"runs ({design}); run it with: perflab campaign run {name}"
+            f"campaign {name}: {created['sets']} sets x {runs} runs = "
+            f"{created['counts']['planned']} runs ({design}); run it with: "
+            f"perflab campaign run {name}"
         )
 
 
@@ -145,17 +138,14 @@ def campaign_extend(
     as_json: bool,
 ) -> None:
     """Grow campaign NAME by new factors or another design: one campaign, one dataset."""
-    store = Store(store_path)
     factors = [f.strip() for f in (factor_list or "").split(",") if f.strip()]
     with shown_warnings():
-        from perflab.campaign.extend import extend_campaign
-
-        rec = extend_campaign(
-            store, name, factors, design, kv(design_opts, "--design-opt"), runs, seed
+        rec = api.campaign_extend(
+            name, factors, design, kv(design_opts, "--design-opt"), runs, seed, store_path
         )
-    counts = store.counts(name)
+    counts = rec["counts"]
     if as_json:
-        click.echo(json.dumps({**rec, "counts": counts}))
+        click.echo(json.dumps(rec))
     else:
         what = f"factors {', '.join(factors)}" if factors else f"design {design}"
         click.echo(
@@ -185,12 +175,12 @@ def campaign_run(
     options = {"parsl_config": resolved(parsl_config)}
     with shown_warnings():
         if as_json:
-            counts = _plan().run_campaign(store, name, runner, None, max_runs, **options)
+            counts = api.campaign_run(name, runner, max_runs, None, store, **options)
             click.echo(json.dumps(counts))
         else:
             before = store.counts(name)
             with terminal.campaign_progress(name, before["planned"], before["done"]) as on_result:
-                counts = _plan().run_campaign(store, name, runner, on_result, max_runs, **options)
+                counts = api.campaign_run(name, runner, max_runs, on_result, store, **options)
             terminal.print_counts(name, counts)
     if counts["unmeasured"]:
         last = store.unmeasured(name)[-1]
@@ -209,7 +199,7 @@ def campaign_run(
 @json_option
 def campaign_status(name: str, store_path: str | None, as_json: bool) -> None:
     """Planned/done/failed, ETA, the latest and the fastest runs of NAME."""
-    st = _plan().status(Store(store_path), name)
+    st = api.campaign_status(name, store_path)
     if as_json:
         click.echo(json.dumps(st))
     else:
@@ -222,7 +212,7 @@ def campaign_status(name: str, store_path: str | None, as_json: bool) -> None:
 def campaign_list(store_path: str | None, as_json: bool) -> None:
     """Every campaign in the store with its counts."""
     store = Store(store_path)
-    rows = _plan().list_campaigns(store)
+    rows = api.campaigns(store)
     if as_json:
         click.echo(json.dumps(rows))
     else:

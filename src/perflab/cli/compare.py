@@ -246,10 +246,7 @@ def compare(
 def _n_max(runs: int | None, a: Side, metric: str) -> tuple[int, str]:
     if runs is not None:
         return runs, "--runs"
-    found = cal.load(cal.signature(a.spec, metric), perflab_home())
-    if found is not None:
-        return found.recommended_n, f"calibration of {found.measured_at}"
-    return DEFAULT_MAX_RUNS, "default (not calibrated: see `perflab calibrate`)"
+    return cal.runs_per_side(a.spec, metric, perflab_home())
 
 
 def _progress(label: str, i: int, total: int, side: Side) -> None:

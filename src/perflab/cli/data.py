@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from perflab.cli.app import main, store_option
-from perflab.errors import PerflabError
+from perflab.cli.app import main, shown_warnings, store_option
 
 
 @main.command("export")
@@ -34,34 +31,13 @@ def export_cmd(
 ) -> None:
     """Write campaign NAME's runs as a dataset (CSV: semicolon-separated, 0/1 factor columns),
     or its deltas (docs/contracts.md)."""
-    # imported here: pandas would otherwise be paid for by every verb's start-up
-    from perflab.campaign.dataset import export
-    from perflab.campaign.store import Store
+    from perflab.api import export
 
-    if deltas:
-        click.echo(
-            str(_export_deltas(name, metric, output or f"{name}.deltas.csv", fmt, store_path))
-        )
+    if not deltas:
+        click.echo(str(export(name, output, fmt, store=store_path)))
         return
-    click.echo(str(export(Store(store_path), name, output or f"{name}.{fmt}", fmt)))
-
-
-def _export_deltas(name: str, metric: str, output: str, fmt: str, store_path: str | None) -> Path:
-    """The deltas CSV of campaign ``name``, written whole or not at all."""
-    from perflab.analysis.deltas import run_pairs
-    from perflab.campaign.source import load
-    from perflab.cli.app import shown_warnings
-    from perflab.files import atomic_write
-
-    if fmt != "csv":
-        raise PerflabError("--deltas: the deltas are written as CSV only (drop --format)")
-    with shown_warnings():
-        df = run_pairs(load(name, store_path, metric))
-    path = Path(output)
-    try:
-        return atomic_write(path, lambda tmp: df.to_csv(tmp, sep=";", index=False))
-    except OSError as exc:
-        raise PerflabError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    with shown_warnings():  # the analysis' pairing may warn
+        click.echo(str(export(name, output, fmt, True, metric, store_path)))
 
 
 @main.command("import")
@@ -71,8 +47,7 @@ def _export_deltas(name: str, metric: str, output: str, fmt: str, store_path: st
 @store_option
 def import_cmd(csv_file: str, name: str, metric: str, store_path: str | None) -> None:
     """Import a dataset CSV made elsewhere (other tools' header names too) as a new campaign."""
-    from perflab.campaign.dataset import import_csv
-    from perflab.campaign.store import Store
+    from perflab.api import import_dataset
 
-    n = import_csv(Store(store_path), csv_file, name, metric)
+    n = import_dataset(csv_file, name, metric, store_path)
     click.echo(f"imported {n} runs into campaign {name}")

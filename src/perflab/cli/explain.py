@@ -4,52 +4,13 @@ much of the step between them (``perflab.explain``)."""
 from __future__ import annotations
 
 import json
-import re
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
-from perflab.cli.app import err_console, json_option, main, output_option, runs_option
+from perflab.cli.app import err_console, json_option, main, names, output_option, runs_option
 from perflab.cli.spec_options import base_spec, run_options
-from perflab.compare.gate import DERIVED
-from perflab.errors import PerflabError
-from perflab.run.measure import validate
-from perflab.run.record import METRICS
-
-
-def _setup(o: dict[str, Any], package: str, a: str, b: str, name: str | None) -> Any:
-    from perflab.explain.plan import Setup
-
-    spec = base_spec(o)
-    validate(spec)
-    metrics = [m.strip() for m in (o["by_metric"] or "").split(",") if m.strip()] or [
-        spec.metric if spec.command else "us_per_task"
-    ]
-    for m in metrics:
-        if m not in METRICS and m not in DERIVED:
-            raise PerflabError(f"unknown metric {m!r} for --by")
-    if o["runs"] < 3:
-        raise PerflabError(f"--runs must be at least 3 rounds (got {o['runs']})")
-    name = name or re.sub(r"[^A-Za-z0-9_.-]", "_", f"explain-{package}-{a}-{b}")
-    return Setup(
-        name=name,
-        package=package,
-        a=a,
-        b=b,
-        base=spec,
-        metrics=metrics,
-        runs=o["runs"],
-        screen_reps=o["screen_runs"],
-        alpha=o["alpha"],
-        threshold=o["threshold"],
-        screen_alpha=o["screen_alpha"],
-        modules=tuple(o["modules"]),
-        classes=tuple(o["config_classes"]),
-        safety=o["safety"],
-        seed=o["seed"],
-    )
 
 
 @main.command()
@@ -135,24 +96,20 @@ def explain(
     (reverting it to A's), screens them (Plackett–Burman), focuses on the survivors and
     prints each one's share of the step with its interval and what is left unexplained.
     Resumable: run it again after an interruption."""
-    from perflab.campaign.store import Store
-    from perflab.explain.driver import explain as run_explain
-    from perflab.explain.render import lines, markdown, page
-    from perflab.files import atomic_write
-
-    setup = _setup(o, package, rel_a, rel_b, name)
+    from perflab.api import explain as run_explain
+    from perflab.explain.render import lines
 
     def on_stage(stage: str, pending: int) -> None:
         if not as_json:
             err_console.print(f"[dim]{stage}: {pending} runs to go …[/dim]")
 
-    result = run_explain(lambda: Store(store_path), setup, on_stage)
-    if output:
-        out = Path(output)
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write(out / "explain.json", json.dumps(result, indent=1, default=str))
-        atomic_write(out / "explain.md", markdown(result))
-        atomic_write(out / "explain.html", page(result))
+    result = run_explain(
+        package, rel_a, rel_b, base_spec(o), runs=o["runs"], metrics=names(o["by_metric"]),
+        name=name, screen_runs=o["screen_runs"], alpha=o["alpha"], threshold=o["threshold"],
+        screen_alpha=o["screen_alpha"], modules=tuple(o["modules"]),
+        classes=tuple(o["config_classes"]), safety=o["safety"], seed=o["seed"],
+        store=store_path, output=output or None, on_stage=on_stage,
+    )  # fmt: skip
     if as_json:
         click.echo(json.dumps(result, default=str))
     else:

@@ -7,7 +7,7 @@ import json
 import click
 
 from perflab.cli.app import json_option, main
-from perflab.factors.catalog import load_catalogs
+from perflab.factors.catalog import Catalog, load_catalogs
 from perflab.report.terminal import print_factors
 
 catalog_option = click.option(
@@ -22,10 +22,22 @@ def factors() -> None:
 
 @factors.command("list")
 @click.option("--target", "-t", help="Only factors that apply to this target.")
+@click.option(
+    "--for-command", "command", help="Probe this command once and list the built-in factors "
+    "that can reach its program (docs/user-programs.md).",
+)  # fmt: skip
+@click.option("--probe-timeout", type=float, default=120.0, show_default=True,
+              help="Seconds the probe run may take.")  # fmt: skip
 @catalog_option
 @json_option
-def factors_list(target: str | None, catalogs: tuple[str, ...], as_json: bool) -> None:
+def factors_list(
+    target: str | None, command: str | None, probe_timeout: float,
+    catalogs: tuple[str, ...], as_json: bool,
+) -> None:  # fmt: skip
     """List factors, in the "nice" category order."""
+    if command is not None:
+        _list_for_command(command, probe_timeout, load_catalogs(list(catalogs)), as_json)
+        return
     ordered = load_catalogs(list(catalogs)).nice_order(target)
     if as_json:
         click.echo(json.dumps({f.name: f.to_dict() for f in ordered}))
@@ -83,3 +95,22 @@ def factors_generate_log_calls(
     else:
         click.echo(f"wrote {len(found)} factors ({summary['calls']} logger calls of "
                    f"{package} {version}) to {output}")  # fmt: skip
+
+
+def _list_for_command(command: str, timeout_s: float, catalog: Catalog, as_json: bool) -> None:
+    from perflab.run.probe import probe, reaching
+
+    found = probe(command, timeout_s)
+    reach = reaching(catalog, found)
+    if as_json:
+        factors = {f.name: {**f.to_dict(), "reaches": how} for f, how in reach}
+        click.echo(json.dumps({"probe": found, "factors": factors}))
+        return
+    used = ", ".join(f"{p} {i['version'] or ''}".strip() for p, i in found["imports"].items())
+    built = ", ".join(found["built"]) or "nothing the hook treats"
+    click.echo(f"probe run: {found['status']} in {found['wall_s'] or 0:.1f}s; "
+               f"imports {used or 'no task system'}; builds {built}")  # fmt: skip
+    if found["status"] != "ok":
+        click.echo(f"  ({(found['error'] or '').splitlines()[0]})")
+    for f, how in reach:
+        click.echo(f"  {f.name:32} {how}")

@@ -1,5 +1,5 @@
-"""``perflab plugins``: every engine, workload, design and runner with its options (one
-declaration each: what it accepts, its default, its help)."""
+"""``perflab plugins``: every engine, workload, design, runner and search with its options
+(one declaration each: what it accepts, its default, its help)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ from perflab.cli.app import json_option, main
 from perflab.errors import PerflabError
 from perflab.options import help_rows
 
-#: kind -> (registry module, registry name, the attribute holding the options)
-KINDS = {
+#: kind -> (registry module, registry name, the attribute holding the options; None: the
+#: kind takes none)
+KINDS: dict[str, tuple[str, str, str | None]] = {
     "engine": ("perflab.engines", "ENGINES", "options"),
     "workload": ("perflab.workloads", "WORKLOADS", "params"),
     "design": ("perflab.campaign.designs", "DESIGNS", "options"),
     "runner": ("perflab.campaign.runners", "RUNNERS", "options"),
+    "search": ("perflab.tune.searches", "SEARCHES", None),
 }
 
 
@@ -35,7 +37,7 @@ def plugin_options(kind: str | None = None, name: str | None = None) -> dict[str
             continue
         reg = getattr(importlib.import_module(module), registry)
         names = [name] if name is not None else reg.names()
-        out[k] = {n: help_rows(getattr(reg.get(n), attr)) for n in names}
+        out[k] = {n: help_rows(getattr(reg.get(n), attr)) if attr else [] for n in names}
     return out
 
 
@@ -45,7 +47,7 @@ def plugin_options(kind: str | None = None, name: str | None = None) -> dict[str
 @json_option
 def plugins(kind: str | None, name: str | None, as_json: bool) -> None:
     """Plugins and their options: KIND is engine, workload (its --param), design (its
-    --design-opt) or runner; NAME one of them."""
+    --design-opt), runner or search (tune's --search); NAME one of them."""
     found = plugin_options(kind, name)
     if as_json:
         click.echo(json.dumps(found, default=str))

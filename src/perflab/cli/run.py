@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from typing import Any
 
 import click
 
+from perflab import api
 from perflab.cli.app import err_console, json_option, main, runs_option
 from perflab.cli.spec_options import base_spec, run_options, source_option, sources
-from perflab.factors.catalog import load_catalogs
-from perflab.factors.treat import treat
 from perflab.report.terminal import print_records
-from perflab.run.measure import measure_repeated, summarize, validate
 
 
 @main.command()
@@ -25,7 +24,8 @@ from perflab.run.measure import measure_repeated, summarize, validate
     default="",
     metavar="A,B=LEVEL",
     help="Treatment set: factor names from the catalog, NAME=LEVEL for levelled "
-    "factors. Command targets also pass unknown names through PERFLAB_TREATMENTS.",
+    "factors. Command targets also pass unknown names (and label:NAME) through "
+    "PERFLAB_TREATMENTS.",
 )
 @runs_option(
     1, "Fresh measurements of the same thing; prints median and CV.", old=("--repeat", "-r")
@@ -33,17 +33,13 @@ from perflab.run.measure import measure_repeated, summarize, validate
 @json_option
 def run(treat_set: str, runs: int, as_json: bool, **o: Any) -> None:
     """Measure one black-box run (or --runs K runs) in fresh processes."""
-    spec = base_spec(o)
-    spec.sources = sources(o["sources"])
-    if treat_set or o["catalogs"]:
-        spec = treat(spec, treat_set, load_catalogs(list(o["catalogs"])))
-    validate(spec)
+    spec = replace(base_spec(o), sources=sources(o["sources"]))
 
     def progress(i: int, n: int) -> None:
         err_console.print(f"[dim]run {i}/{n} …[/dim]")
 
-    records = measure_repeated(spec, runs, None if as_json else progress)
-    summary = summarize(records) if runs > 1 else None
+    records = api.run(spec, treat_set, list(o["catalogs"]), runs, None if as_json else progress)
+    summary = api.summary(records) if runs > 1 else None
     if as_json:
         if runs == 1:
             click.echo(records[0].to_json())

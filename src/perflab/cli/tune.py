@@ -7,9 +7,21 @@ from typing import Any
 
 import click
 
-from perflab.campaign.store import Store
-from perflab.cli.app import err_console, json_option, main, resolved, runner_option, store_option
+from perflab.cli.app import (
+    RegistryChoice,
+    err_console,
+    json_option,
+    main,
+    runner_option,
+    store_option,
+)
 from perflab.cli.spec_options import base_spec, run_options
+
+
+def _searches() -> Any:
+    from perflab.tune.searches import SEARCHES
+
+    return SEARCHES
 
 
 @main.command("tune")
@@ -41,12 +53,13 @@ from perflab.cli.spec_options import base_spec, run_options
 )
 @click.option(
     "--search",
-    type=click.Choice(["optuna", "staged"]),
     default="optuna",
     show_default=True,
+    cls=RegistryChoice,
+    registry=_searches,
     help="optuna: TPE trials, the best 3 re-measured (the better in bench/best_set.py); "
-    "staged: screen, focus, confirm rounds. Either ends with the reduction and the final "
-    "blocks.",
+    "staged: screen, focus, confirm rounds. Every search ends with the reduction and the "
+    "final blocks.",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @runner_option
@@ -80,7 +93,8 @@ def tune_cmd(
     budget allows. The final blocks run in random order; each costlier level says what it
     gains over the nicer one. Members kept for want of runs are listed as not shown needed.
     Each stage is a campaign NAME.K-stage: run the same command again to resume."""
-    from perflab.tune.driver import short_budget, tune
+    from perflab.api import tune
+    from perflab.tune.driver import short_budget
     from perflab.tune.render import render
 
     candidates = [f.strip() for f in factor_list.split(",") if f.strip()]
@@ -94,16 +108,13 @@ def tune_cmd(
         if note:
             err_console.print(f"note: {note}")
             note = ""
-        err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; "
-                          f"fastest run so far {best:,.1f}")  # fmt: skip
+        so_far = f"fastest run so far {best:,.1f}" if best is not None else "no run ok so far"
+        err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; {so_far}")
 
-    if runner == "parsl" and runner_config:  # its batch system, before a stage is stored
-        from perflab.campaign.runners.parsl import check_config
-
-        check_config(str(resolved(runner_config)))
     result = tune(
-        Store(store_path), name, base_spec(o), candidates, budget, list(o["catalogs"]),
-        seed, pairs, runner, on_stage, search, parsl_config=resolved(runner_config),
+        name, base_spec(o), candidates, budget, catalogs=list(o["catalogs"]), seed=seed,
+        pairs=pairs, search=search, runner=runner, runner_config=runner_config,
+        on_stage=on_stage, store=store_path,
     )  # fmt: skip
     if as_json:
         click.echo(json.dumps(result))

@@ -4,7 +4,6 @@ METG and DAG patterns), stored as a campaign and resumable with ``campaign run``
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
@@ -17,12 +16,8 @@ from perflab.errors import PerflabError
 from perflab.report import terminal
 from perflab.zoo.suite import (
     DEFAULT_LEVELS,
-    DEFAULT_TARGETS,
-    ZOO_DESIGN,
     ZooConfig,
-    create_zoo,
-    default_name,
-    scoreboard,
+    default_targets,
 )
 
 
@@ -110,7 +105,11 @@ def zoo_options(f: Any) -> Any:
 
 
 @main.command("zoo")
-@click.option("--targets", help=f"Engines (default {','.join(DEFAULT_TARGETS)}).")
+@click.option(
+    "--targets",
+    help="Engines (default: every engine that expresses task dependencies; "
+    "`perflab plugins engine` lists them).",
+)
 @click.option(
     "--workloads",
     default="metg,chain,fan",
@@ -152,7 +151,7 @@ def zoo_cmd(
     **o: Any,
 ) -> None:
     """Run the standard suite across engines and print the scoreboard."""
-    cfg = _config(o, names(targets) or list(DEFAULT_TARGETS), names(workloads) or [])
+    cfg = _config(o, names(targets) or default_targets(), names(workloads) or [])
     cfg.dag_tasks, cfg.dag_task_us = dag_tasks, dag_task_us
     cfg.recipes, cfg.wf_task_ms = names(recipes) or [], wf_task_ms
     cfg.wf_sizes = [_count(x, "--wf-sizes") for x in names(wf_sizes) or []]
@@ -190,54 +189,22 @@ def _round(store: Store, name: str, quiet: bool) -> dict[str, int]:
         return run_campaign(store, name, on_result=on_result)
 
 
-def _rounds(store: Store, name: str, cfg: ZooConfig, o: dict[str, Any]) -> dict[str, int]:
-    """Run what is planned; while a METG search goes on, plan its next levels and run them."""
-    from perflab.zoo.adaptive import next_round
+def _run(cfg: ZooConfig, o: dict[str, Any], prefix: str) -> None:
+    from perflab.api import zoo
 
-    counts = _round(store, name, o["as_json"])
-    stored = store.campaign(name).design_options
-    # a zoo made before the search existed keeps its fixed levels
-    while stored.get("adaptive", False) and "metg" in stored["kinds"]:
-        items = next_round(store, name, o["threshold"], o["basis"])
-        if not items:
-            break
+    def levels(items: list[dict[str, Any]]) -> None:
         if not o["as_json"]:
             levels = ", ".join(f"{i['spec']['target']} {i['spec']['params']['task_us']:g} µs"
                                for i in items)  # fmt: skip
             click.echo(f"METG search, next levels: {levels}")
-        counts = _round(store, name, o["as_json"])
-    return counts
 
-
-def _run(cfg: ZooConfig, o: dict[str, Any], prefix: str) -> None:
-    from perflab.analysis.metg import BASES
-
-    if o["basis"] not in BASES or not 0 < o["threshold"] < 1:
-        raise PerflabError(f"--basis must be one of {', '.join(BASES)}; --threshold in (0, 1)")
-    store = Store(o["store_path"])
-    name = o["name"] or default_name(prefix)
-    if name not in store.campaign_names():
-        create_zoo(store, name, cfg, o["seed"])
-    elif store.campaign(name).design != ZOO_DESIGN:
-        raise PerflabError(f"campaign {name!r} exists and is not a zoo")
-    counts = _rounds(store, name, cfg, o)
-    table, rows = scoreboard(store, name, o["threshold"], o["basis"])
-    path = None
-    if o["output"]:
-        from perflab.report.zoo import write_zoo_report
-
-        path = write_zoo_report(table, rows, o["output"], name)
+    result = zoo(
+        cfg, o["name"], prefix, o["seed"], o["threshold"], o["basis"], o["output"],
+        o["store_path"], lambda store, name: _round(store, name, o["as_json"]), levels,
+    )  # fmt: skip
     if o["as_json"]:
-        click.echo(
-            json.dumps(
-                {"name": name, "counts": counts, "table": table, "rows": rows}, default=float
-            )
-        )
+        click.echo(json.dumps(result, default=float))
     else:
         from perflab.report.zoo import print_zoo
 
-        print_zoo(table, rows, name)
-        if path:
-            click.echo(f"wrote {path}")
-    if counts["failed"] or counts["timeout"]:
-        sys.exit(1)
+        print_zoo(result["table"], result["rows"], result["name"])

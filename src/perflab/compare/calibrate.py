@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab.compare.gate import DEFAULT_MAX_RUNS
 from perflab.compare.stats import (
     HIGHER_IS_BETTER,
     clopper_pearson,
@@ -219,6 +220,15 @@ def load(sig: dict[str, Any], home: Path) -> Calibration | None:
     entry["false_alarm_ci"] = tuple(entry["false_alarm_ci"])
     entry["detection_ci"] = tuple(entry["detection_ci"])
     return Calibration(**entry)
+
+
+def runs_per_side(spec: RunSpec, metric: str, home: Path) -> tuple[int, str]:
+    """Most runs per side of a comparison on ``spec``, and where the number comes from:
+    what ``perflab calibrate`` stored for this benchmark, else the gate's default."""
+    found = load(signature(spec, metric), home)
+    if found is not None:
+        return found.recommended_n, f"calibration of {found.measured_at}"
+    return DEFAULT_MAX_RUNS, "default (not calibrated: see `perflab calibrate`)"
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -37,6 +37,11 @@ def side_label(summary: dict[str, Any]) -> str:
     return ", ".join(parts) or "untreated"
 
 
+def p_text(p: float | None) -> str:
+    """A decision's p; exact data (no test) say so."""
+    return f"p = {p:.2g}" if p is not None else "exact data: no test"
+
+
 def headline(c: Comparison) -> str:
     d = c.decision
     if c.failed is not None:
@@ -46,7 +51,7 @@ def headline(c: Comparison) -> str:
     better = "higher" if c.metric in HIGHER_IS_BETTER else "lower"
     return (
         f"B is {d.verdict}: {c.metric} B/A = {d.ratio:.3f} ({_pct(d.ratio)}), "
-        f"{d.confidence:.1%} CI [{d.ci_low:.3f}, {d.ci_high:.3f}], p = {d.p_value:.2g}; "
+        f"{d.confidence:.1%} CI [{d.ci_low:.3f}, {d.ci_high:.3f}], {p_text(d.p_value)}; "
         f"threshold ±{d.threshold:.0%}, {better} is better"
     )
 
@@ -172,7 +177,7 @@ def change_point_lines(h: History) -> list[str]:
         out.append(
             f"change point between {cp.before} and {cp.after}: {state} by the gate — "
             f"{cp.after} is {d.verdict}, ratio {d.ratio:.3f} [{d.ci_low:.3f}, {d.ci_high:.3f}], "
-            f"p = {d.p_value:.2g}"
+            f"{p_text(d.p_value)}"
         )
         if cp.confirmed:  # the next question: which change inside the step
             out.append(f"  explain it: {h.explain_command(cp)}")

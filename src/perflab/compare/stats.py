@@ -22,6 +22,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from perflab.analysis.dist import welch_p
+from perflab.analysis.exact import EXACT_RTOL
+
 #: Metrics where a larger value is better; every other metric is a cost (lower is better).
 HIGHER_IS_BETTER = frozenset({"tasks_per_s"})
 VERDICTS = ("faster", "slower", "no difference", "inconclusive")
@@ -39,7 +42,7 @@ class Decision:
     ci_low: float
     ci_high: float
     confidence: float
-    p_value: float
+    p_value: float | None  # None: exact data (every pair, or every run, equal): no test
     alpha: float
     threshold: float
     verdict: str
@@ -89,14 +92,17 @@ def log_ratio_ci(
     return out
 
 
-def welch_p(la: np.ndarray, lb: np.ndarray) -> float:
-    """Two-sided Welch t-test on the logs; 1 (or 0) when both sides are constant."""
-    if np.ptp(la) == 0 and np.ptp(lb) == 0:
-        return 1.0 if la[0] == lb[0] else 0.0
+def gate_welch_p(la: np.ndarray, lb: np.ndarray) -> float:
+    """The gate's unpaired p: the one Welch test (``analysis.dist.welch_p``) on the logs.
+    Exact data (both sides constant: no test is defined) decide by their values, as the
+    paired test's constant differences do: 1 when equal, 0 when they differ (the CI is the
+    exact difference, so the verdict then rests on the threshold alone)."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        p = float(stats.ttest_ind(lb, la, equal_var=False).pvalue)
-    return p if math.isfinite(p) else 1.0
+        warnings.simplefilter("ignore")  # scipy's precision warning on nearly equal runs
+        p = welch_p(lb, la)
+    if p is None:
+        return 1.0 if la[0] == lb[0] else 0.0
+    return p
 
 
 def paired_test(la: np.ndarray, lb: np.ndarray, confidence: float) -> tuple[float, float, float]:
@@ -147,11 +153,13 @@ def decide(
         raise ValueError("a paired comparison needs as many runs on each side")
     la, lb = np.log(np.asarray(a, float)), np.log(np.asarray(b, float))
     d = float(lb.mean() - la.mean())
+    if exact_samples(la, lb, paired):
+        return _exact_decision(len(a), len(b), d, threshold, alpha, higher_is_better)
     if paired:
         p, lo, hi = paired_test(la, lb, 1 - alpha)
     else:
         lo, hi = log_ratio_ci(la, lb, 1 - alpha, seed)
-        p = welch_p(la, lb)
+        p = gate_welch_p(la, lb)
     bound = math.log1p(threshold)
     worse = -d if higher_is_better else d
     significant = p < alpha and (lo > 0 or hi < 0)
@@ -175,6 +183,26 @@ def decide(
         threshold,
         verdict,
     )
+
+
+def exact_samples(la: np.ndarray, lb: np.ndarray, paired: bool) -> bool:
+    """Whether the logs are exact data (a deterministic metric): every pair's difference
+    equal (paired), or every run of each side equal, to rounding (analysis/exact.py)."""
+    if paired:
+        return bool(np.ptp(lb - la) <= EXACT_RTOL)
+    return bool(np.ptp(la) <= EXACT_RTOL and np.ptp(lb) <= EXACT_RTOL)
+
+
+def _exact_decision(
+    n_a: int, n_b: int, d: float, threshold: float, alpha: float, higher_is_better: bool
+) -> Decision:
+    """Exact data: the ratio is what was measured, with no test (a t statistic of 0/0 gave
+    p 0 or 1) and no interval width; the verdict is the ratio against the threshold."""
+    bound = math.log1p(threshold)
+    worse = -d if higher_is_better else d
+    verdict = "slower" if worse >= bound else "faster" if -worse >= bound else "no difference"
+    r = math.exp(d)
+    return Decision(n_a, n_b, r, r, r, 1 - alpha, None, alpha, threshold, verdict)
 
 
 def abba(n_per_side: int) -> list[str]:

@@ -90,6 +90,13 @@ class Engine:
         """Stop everything ``start`` started."""
         raise NotImplementedError
 
+    def abandonable(self) -> bool:
+        """Whether killing the run's process tree after its last counted window loses
+        nothing (``run/teardown``): True only for an engine whose every process lives in the
+        run's tree and whose shutdown records nothing. Asked of the started engine (a
+        config file may put workers elsewhere). Default False: a clean shutdown."""
+        return False
+
     def begin(self) -> None:
         """``start()``; if it fails half-way, what it did start (servers, clients) is stopped
         before the error goes on (its own shutdown error would only hide the cause)."""

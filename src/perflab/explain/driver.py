@@ -89,7 +89,7 @@ def explain(
     if screen.get("cause"):  # too few runs measured to estimate every main effect
         out["verdict"] = f"screen failed: {screen['failed']} runs, e.g. {screen['cause']}"
         return _done(out, store, setup, t0)
-    survivors = [f for f, e in screen["effects"].items() if e["p"] < setup.screen_alpha]
+    survivors = [f for f, e in screen["effects"].items() if survives(e, setup.screen_alpha)]
     out["survivors"] = survivors
     out["focus"] = _focus(store, setup, prep, survivors, on_stage)
     claimed = [f for f, e in out["focus"][metric]["factors"].items() if e["claimed"]]
@@ -199,10 +199,11 @@ def _screen(
     metric = setup.metrics[0]
     good = [(s, v) for s, rec in rows if (v := value(rec, metric)) is not None]
     failed = [s for s, rec in rows if value(rec, metric) is None]
-    effects = (
+    # too few ok runs: no effect at all (it was 0.0 at p 1.0, a number of nothing)
+    effects: dict[str, dict[str, Any]] = (
         screen_effects(good, factors)
         if len(good) > len(factors) + 1
-        else {f: {"effect": 0.0, "p": 1.0, "ratio": 1.0} for f in factors}
+        else {f: {"effect": None, "p": None, "ratio": None} for f in factors}
     )
     culprits = sorted(set.intersection(*map(set, failed))) if failed else []
     if len(good) <= len(factors) + 1:
@@ -276,3 +277,11 @@ def _focus(
         est = focus_estimates(data, survivors, setup.alpha, setup.threshold)
         out[metric] = est
     return out
+
+
+def survives(effect: dict[str, Any], alpha: float) -> bool:
+    """Whether a screened factor goes on to the focus stage: p below ``alpha``, or on exact
+    data (no test) an effect beyond rounding."""
+    if effect.get("exact"):
+        return effect["effect"] != 0.0
+    return effect["p"] is not None and effect["p"] < alpha

@@ -17,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from perflab.analysis.claims import adjust
+from perflab.analysis.exact import EXACT_RTOL
 
 #: The focus stage's condition names: the two releases, and B with every survivor reverted.
 A, B, ALL = "A", "B", "B+all"
@@ -24,7 +25,7 @@ A, B, ALL = "A", "B", "B+all"
 
 def screen_effects(
     rows: list[tuple[list[str], float]], factors: list[str]
-) -> dict[str, dict[str, float]]:
+) -> dict[str, dict[str, Any]]:
     """Main effect of reverting each factor (log scale) from a two-level screen: a robust
     (Huber) regression of log(value) on 0/1 indicators, so one run disturbed by the shared
     machine does not hide a factor; ``p`` two-sided. Runs without a value are left out."""
@@ -36,11 +37,30 @@ def screen_effects(
     fit = sm.RLM(y, design, M=sm.robust.norms.HuberT()).fit()
     if not np.all(np.isfinite(fit.pvalues)):  # a degenerate scale: plain least squares
         fit = sm.OLS(y, design).fit()
-    out = {}
+    # exact data (a deterministic metric): an effect is what was measured, with no test
+    # (explain/driver.py: survives)
+    exact = exact_fit(y, design)
+    out: dict[str, dict[str, Any]] = {}
     for i, f in enumerate(factors):
         p = float(fit.pvalues[i + 1]) if fit.df_resid > 0 else float("nan")
+        if exact is not None:
+            b = float(exact[i + 1])
+            out[f] = {"effect": b, "p": None, "ratio": math.exp(b), "exact": True}
+            continue
         out[f] = {"effect": float(fit.params[i + 1]), "p": p, "ratio": math.exp(fit.params[i + 1])}
     return out
+
+
+def exact_fit(y: np.ndarray, design: np.ndarray) -> np.ndarray | None:
+    """The least-squares coefficients (those within rounding of 0 made 0) when log ``y`` is
+    fitted exactly with residual degrees of freedom to show it, else None (see
+    analysis/exact.py: on the log scale a residual is a relative error)."""
+    if len(y) <= np.linalg.matrix_rank(design):
+        return None
+    beta, *_ = np.linalg.lstsq(design, y, rcond=None)
+    if float(np.sqrt(np.mean((y - design @ beta) ** 2))) > EXACT_RTOL:
+        return None
+    return np.where(np.abs(beta) <= EXACT_RTOL, 0.0, beta)
 
 
 def _fit(rows: list[tuple[str, int, float]]) -> Any:
@@ -101,11 +121,24 @@ def focus_estimates(
     # has a denominator near 0: its number and interval mean nothing and nothing is claimed
     lo, hi = out["step"]["low"], out["step"]["high"]
     out["step"]["confirmed"] = bool(lo > 1 or hi < 1)
+    exact = fit.df_resid > 0 and math.sqrt(fit.ssr / fit.nobs) <= EXACT_RTOL
+    if exact:  # a deterministic metric: the step and each share are what was measured
+        out["exact"] = True
+        out["step"].update(low=out["step"]["ratio"], high=out["step"]["ratio"], p=None)
+        out["step"]["confirmed"] = abs(step_log) > EXACT_RTOL
     ps = [float(fit.pvalues[_coef(f)]) for f in factors]
     adj = adjust(ps, "holm", alpha)[0]
     for f, p, pa in zip(factors, ps, adj, strict=True):
         k = _coef(f)
         share = _share(fit, f, conf)
+        if exact:  # no test, no width (analysis/exact.py)
+            share.update(low=share["share"], high=share["share"], se=0.0)
+            out["factors"][f] = {
+                "ratio": math.exp(float(fit.params[k])), "p": None, "p_holm": None,
+                "claimed": out["step"]["confirmed"] and abs(share["share"]) >= threshold,
+                "exact": True, **share,
+            }  # fmt: skip
+            continue
         out["factors"][f] = {
             "ratio": math.exp(float(fit.params[k])),  # B+f / B
             "p": p,

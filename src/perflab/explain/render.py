@@ -13,6 +13,16 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f} %"
 
 
+def p_text(p: float | None) -> str:
+    """The step's p; exact data (no test) say so."""
+    return f"p = {p:.2g}" if p is not None else "exact data: no test"
+
+
+def _p(p: float | None) -> str:
+    """A Holm p in its column; "exact" where exact data leave nothing to test."""
+    return f"{p:>9.2g}" if p is not None else f"{'exact':>9}"
+
+
 def ranked(result: dict[str, Any], metric: str) -> list[tuple[str, dict[str, Any]]]:
     """The focus stage's factors, claimed first, then by share (largest first)."""
     est = (result.get("focus") or {}).get(metric) or {}
@@ -31,7 +41,7 @@ def lines(result: dict[str, Any]) -> list[str]:
     if "ratio" in st:
         out.append(
             f"step ({st['metric']}): B/A = {st['ratio']:.3f} ({st['confidence']:.0%} CI "
-            f"{st['ci_low']:.3f}–{st['ci_high']:.3f}, p = {st['p_value']:.2g}, "
+            f"{st['ci_low']:.3f}–{st['ci_high']:.3f}, {p_text(st['p_value'])}, "
             f"{st['n_a']} rounds): {st['verdict']}"
         )
     if "failed" in r["verdict"]:
@@ -66,13 +76,13 @@ def _focus_lines(r: dict[str, Any], metric: str) -> list[str]:
             "not defined and nothing is claimed; each factor's ratio to B instead",
         )
         out += [
-            f"  {f[:48]:<48} {e['ratio']:>14.3f} {e['p_holm']:>9.2g}" for f, e in ranked(r, metric)
+            f"  {f[:48]:<48} {e['ratio']:>14.3f} {_p(e['p_holm'])}" for f, e in ranked(r, metric)
         ]
         return out
     for f, e in ranked(r, metric):
         out.append(
             f"  {f[:48]:<48} {_pct(e['share']):>14} {_pct(e['low']) + '–' + _pct(e['high']):>16}"
-            f" {e['p_holm']:>9.2g}  {'yes' if e['claimed'] else 'no'}"
+            f" {_p(e['p_holm'])}  {'yes' if e['claimed'] else 'no'}"
         )
     if not est["factors"]:
         out.append(

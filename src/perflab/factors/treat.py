@@ -1,24 +1,36 @@
 """Treatment sets applied: ``treat`` puts a set's effects into a RunSpec (a black-box command
-takes the names the catalog does not bind to it as its own labels), and ``study_meta`` says
+takes built-in factors that can reach its program, and names the catalog does not know as
+its own labels), and ``study_meta`` says
 what the catalog knows about a study's factors, as plain data for the analysis."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.factors.catalog import CATEGORIES, Catalog, is_builtin, kind_of
+from perflab.factors.catalog import CATEGORIES, Catalog, Factor, is_builtin, kind_of
 from perflab.factors.kinds import FACTOR_KINDS
+from perflab.factors.kinds.base import substitute
 from perflab.files import NAME_RE
+from perflab.hook import config_ops, config_unreachable
 from perflab.spec import RunSpec
+
+#: Declares a treatment the command's own label even where the catalog knows the name.
+LABEL_PREFIX = "label:"
 
 
 def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSpec:
     """``spec`` with a treatment set applied (validated first: nothing runs on bad input).
 
-    A black-box command target also accepts names of its own: any name the built-in catalog
-    does not bind to a command (not in it, or one of its engine-only factors such as
-    ``affinity``) is the user's label, passed through ``PERFLAB_TREATMENTS``.
+    For a black-box command target, a built-in factor that can reach the command's own
+    program does so: a ``config`` factor through perflab's hook (``perflab/hook``: it applies
+    the value to the Parsl objects the program builds, and the run fails unless the hook
+    proves it took effect), source transforms through the treated copy first on its
+    ``PYTHONPATH``. A built-in factor that cannot reach a program is refused; a name the
+    catalog does not know is the user's label, passed through ``PERFLAB_TREATMENTS``, unless
+    it looks like a misspelt catalog name (refused with the suggestion). ``label:NAME``
+    declares NAME a label whatever the catalog says.
     """
     items = [
         t.strip() for t in (treatments.split(",") if isinstance(treatments, str) else treatments)
@@ -26,11 +38,37 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
     items = [t for t in items if t]
     if spec.command is None:
         return catalog.apply(spec, catalog.parse_treatments(items, spec.target))
-    known = [t for t in items if _binds_command(catalog, t.partition("=")[0].strip())]
-    bare = [t for t in items if t not in known]
-    for t in bare:
-        if not NAME_RE.match(t.partition("=")[0].strip()):
-            raise PerflabError(f"treatment {t!r} is not a valid name")
+    known: list[str] = []
+    hooked: list[str] = []
+    bare: list[str] = []
+    for t in items:
+        name = t.partition("=")[0].strip()
+        if name.startswith(LABEL_PREFIX):
+            t = t[len(LABEL_PREFIX) :].strip()
+            name = t.partition("=")[0].strip()
+            if not NAME_RE.match(name):
+                raise PerflabError(f"treatment {t!r} is not a valid name")
+            bare.append(t)
+        elif _binds_command(catalog, name):
+            known.append(t)
+        elif name in catalog.factors:
+            why = cannot_reach(catalog.factors[name])
+            if why:
+                raise PerflabError(
+                    f"factor {name!r} cannot reach a command's program: {why} (to pass it "
+                    f"on as the command's own label, give it as {LABEL_PREFIX}{t})"
+                )
+            hooked.append(t)
+        else:
+            if not NAME_RE.match(name):
+                raise PerflabError(f"treatment {t!r} is not a valid name")
+            near = difflib.get_close_matches(name, catalog.names(), n=1, cutoff=0.85)
+            if near:
+                raise PerflabError(
+                    f"no factor {name!r}: did you mean {near[0]!r}? (if it is the command's "
+                    f"own label, give it as {LABEL_PREFIX}{t})"
+                )
+            bare.append(t)
     parsed = catalog.parse_treatments(known, "command")
     for tr in parsed:
         for key in catalog.get(tr.factor).effects:
@@ -42,8 +80,34 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
                     f"factor {tr.factor!r} has a {kind_of(key).name} effect, which a "
                     f"black-box command cannot take (only {', '.join(fit)})"
                 )
+    through = [
+        tr
+        for t in hooked
+        for tr in catalog.parse_treatments(
+            [t], catalog.factors[t.partition("=")[0].strip()].targets[0]
+        )
+    ]
+    names = [tr.factor for tr in [*parsed, *through]]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise PerflabError(f"factor {twice[0]!r} given twice")
+    catalog.check_set(names)
     out = catalog.apply(spec, parsed)
-    out.treatments = sorted([*out.treatments, *bare])
+    for tr in through:
+        for key, value in catalog.get(tr.factor).effects.items():
+            kind = kind_of(key)
+            value = substitute(value, tr.level)
+            if kind.name == "config":
+                ops, why = config_ops(value)
+                if why:
+                    raise PerflabError(
+                        f"factor {tr.factor!r} cannot reach a command's program: {why}"
+                    )
+                out.hook[str(tr)] = ops
+            else:
+                kind.check(value, f"factor {tr.factor}")
+                kind.apply(out, key, value)
+    out.treatments = sorted([*out.treatments, *map(str, through), *bare])
     return out
 
 
@@ -54,6 +118,26 @@ def _binds_command(catalog: Catalog, name: str) -> bool:
     if not is_builtin(f.source):
         return True  # a user's own factor means what its catalog says (or is refused)
     return f.applies_to("command") and all(kind_of(k).for_commands for k in f.effects)
+
+
+def cannot_reach(f: Factor) -> str | None:
+    """Why a built-in factor made for perflab's engine targets cannot reach a command's own
+    program (None: it can, through the hook or the command's environment)."""
+    for key, value in f.effects.items():
+        kind = kind_of(key)
+        if kind.name == "config":
+            why = config_unreachable(value)
+        elif kind.name == "wrapper" and "affinity" in value:
+            why = "role pinning needs perflab's own HTEX launch commands"
+        elif kind.name == "workload":
+            why = "it sets a parameter of perflab's own workloads"
+        elif not kind.for_commands:
+            why = f"its {kind.name} effect is for perflab's engine targets only"
+        else:
+            why = None
+        if why:
+            return why
+    return None
 
 
 def study_meta(catalog: Catalog, factors: list[str]) -> dict[str, Any]:

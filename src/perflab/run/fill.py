@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from perflab.hook import judge, program_logs, read_facts, task_count
 from perflab.run import phases
 from perflab.run.blackbox import ScoreError, parse_score
 from perflab.run.record import RunRecord
@@ -119,19 +120,71 @@ Counters = dict[str, float]
 def _fill_command(
     record: RunRecord, spec: RunSpec, sup: dict[str, Any], run_dir: Path
 ) -> tuple[Counters, Counters] | None:
-    """A black-box command's score; its window is the whole run (None: no valid score)."""
-    record.wall_s = float(sup["wall_s"])
+    """A black-box command's score; its window is the whole run (None: no valid score, or a
+    treatment the hook could not prove)."""
+    record.wall_s = record.measurement["command_wall_s"] = float(sup["wall_s"])
+    count = _hook_facts(record, spec, run_dir)
+    if record.status != "ok":
+        return None
     try:
         score = parse_score((run_dir / "stdout.txt").read_text(errors="replace"), spec.metric)
     except ScoreError as exc:
-        record.status = "failed"
-        record.error = str(exc)
-        record.measurement["bad_score"] = True
-        return None
+        found = _score_without_line(record, spec.metric, count)
+        if found is None:
+            record.status = "failed"
+            record.error = "\n".join(x for x in (str(exc), _tail(run_dir / "stderr.txt")) if x)
+            record.measurement["bad_score"] = True
+            return None
+        score = found
     for key, value in score.items():
         setattr(record, key, int(value) if key in ("tasks",) else value)
+    if count and count["completed"] and count["span_s"]:
+        # the hook's own count of a Parsl program's tasks (first submit to last result)
+        if record.tasks is None:
+            record.tasks = int(count["completed"])
+        if record.us_per_task is None and record.tasks_per_s is None:
+            record.us_per_task = count["span_s"] * 1e6 / count["completed"]
     start = {"t": 0.0, "user": 0.0, "sys": 0.0, "ctx": 0.0, "write_bytes": 0.0}
     return start, {**sup["total"], "t": record.wall_s}
+
+
+def _hook_facts(record: RunRecord, spec: RunSpec, run_dir: Path) -> dict[str, Any] | None:
+    """What perflab's hook proved in the command's processes: per treated factor where it
+    took effect (``measurement.treated``), the task count; a factor that took effect nowhere
+    fails the run with the cause (it is never recorded as treated)."""
+    facts = read_facts(run_dir)
+    treated, causes = judge(spec.hook, spec.transforms, facts)
+    count = task_count(facts)
+    if count:
+        record.measurement["task_count"] = count
+    logs = program_logs(facts)
+    if logs:  # the program's own Parsl run_dir (runinfo/NNN) is outside perflab's
+        record.measurement["program_logs"] = logs
+        record.log_bytes = (record.log_bytes or 0) + logs["bytes"]
+    if treated:
+        record.measurement["treated"] = treated
+    if causes:
+        record.status = "failed"
+        record.error = "a treatment took effect nowhere:\n" + "\n".join(causes)
+        record.measurement["not_treated"] = causes
+    return count
+
+
+def _score_without_line(
+    record: RunRecord, metric: str, count: dict[str, Any] | None
+) -> dict[str, float] | None:
+    """A score for a command that printed none: its wall time (``--metric wall_s``), or the
+    hook's µs per task of a Parsl program; None when neither is there."""
+    if metric == "wall_s":
+        record.measurement["score_from"] = "the command's wall time (no score line)"
+        return {}
+    if metric in ("us_per_task", "tasks_per_s") and count and count["completed"]:
+        span = count["span_s"]
+        if span and span > 0:
+            record.measurement["score_from"] = "the hook's task count (no score line)"
+            rate = count["completed"] / span
+            return {"tasks": count["completed"], "us_per_task": 1e6 / rate, "tasks_per_s": rate}
+    return None
 
 
 def _fill_engine(

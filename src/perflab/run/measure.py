@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from perflab.engines import ENGINES
+from perflab.engines.base import ExecutorEngine
 from perflab.errors import PerflabError, insecure_refusal
 from perflab.factors.sources import tree_package
 from perflab.files import create_private, home_dir, perflab_home, private_dir
+from perflab.hook import arm
 from perflab.prepare import Prepared, prepare
 from perflab.run import envinfo, launch, phases
 from perflab.run.fill import disk_full, fill
@@ -65,13 +67,17 @@ def validate(spec: RunSpec) -> None:
     if engine.runs_commands:
         workload.command()  # the command line exists and names an executable
     # a workload that resolves dependencies itself (a workflow) needs only an executor's loop
-    own = getattr(workload, "resolves_dependencies", False)
+    own = workload.resolves_dependencies
     if (
         workload.needs_dependencies
         and engine.dependencies is None
-        and not (own and hasattr(engine, "loop"))
+        and not (own and issubclass(engine, ExecutorEngine))
     ):
-        able = [n for n, e in ENGINES.items() if e.dependencies or (own and hasattr(e, "loop"))]
+        able = [
+            n
+            for n, e in ENGINES.items()
+            if e.dependencies or (own and issubclass(e, ExecutorEngine))
+        ]
         raise PerflabError(
             f"workload {spec.workload!r} needs task dependencies, which engine "
             f"{spec.target!r} cannot express (engines that can: {', '.join(able)})"
@@ -105,7 +111,10 @@ def measure(spec: RunSpec) -> RunRecord:
         if prepared.unmade:  # a tree the machine could not write, as a full disk here
             raise OSError(prepared.unmade)
         if prepared.failed is None:
-            create_private(run_dir / "job.json", json.dumps(_job(prepared, run_dir)))
+            job = _job(prepared, run_dir)
+            if spec.command is not None:  # the hook: treatments reach the program, with proof
+                arm(job["env"], prepared.spec, run_dir)
+            create_private(run_dir / "job.json", json.dumps(job))  # the whole environment
     except OSError as exc:  # the machine's fault (disk full, no permission): not measured
         sup = {"infrastructure": f"could not prepare the run directory: {exc}"}
     else:

@@ -9,7 +9,7 @@ escapes) instead of waiting for it to wind down by itself.
 
 A clean shutdown stays: ``--graceful`` (``RunSpec.graceful``), a profiled run (its tracer
 writes to the end), a workload that measures the shutdown (``measures_shutdown = True``)
-and any engine that does not declare, by a method ``abandonable()`` returning True, that
+and any engine that does not declare, by its ``Engine.abandonable()`` returning True, that
 killing its tree loses nothing (an engine whose workers run outside the tree, such as
 Slurm jobs, must be shut down to release them).
 """
@@ -20,11 +20,15 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from perflab.spec import RunSpec
+
+if TYPE_CHECKING:
+    from perflab.engines.base import Engine
+    from perflab.workloads.base import Workload
 
 #: The mark a measured process sends the supervisor when its tree may be killed.
 DONE = "done"
@@ -32,12 +36,11 @@ DONE = "done"
 TRACKER_GRACE_S = 2.0
 
 
-def fast(spec: RunSpec, engine: Any, workload: Any) -> bool:
+def fast(spec: RunSpec, engine: Engine, workload: Workload) -> bool:
     """Whether this run's tree is killed after its result is written (no clean shutdown)."""
-    if spec.graceful or spec.profile or getattr(workload, "measures_shutdown", False):
+    if spec.graceful or spec.profile or workload.measures_shutdown:
         return False
-    abandonable = getattr(engine, "abandonable", None)
-    return bool(abandonable()) if callable(abandonable) else False
+    return engine.abandonable()
 
 
 def leave(window: Any) -> None:

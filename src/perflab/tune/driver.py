@@ -13,19 +13,17 @@ from typing import Any
 from perflab.campaign.designs.base import Constraints
 from perflab.campaign.plan import create_ordered, run_campaign
 from perflab.campaign.store import Store
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, Unanswerable
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.files import atomic_write, check_name, home_dir
 from perflab.run.measure import validate
 from perflab.spec import RunSpec
 from perflab.tune.final import REDUCE_MIN
-from perflab.tune.stages import Tuner
+from perflab.tune.searches import DEFAULT_SEARCH, SEARCHES
 
-#: Called after each stage with (stage name, reason, runs left, best mean so far).
+#: Called after each stage with (stage name, reason, runs left, best ok run so far or None).
 OnStage = Callable[[str, str, int, float | None], None]
-#: A failed run counts as this many times the slowest ok run of its stage (and is reported).
-FAILED_PENALTY = 10.0
 #: Runs per candidate the search gets at the least.
 SEARCH_MIN = 2
 #: Runs per candidate at which the recommended set is usually clean (every member shown
@@ -57,13 +55,14 @@ def tune(
     pairs: int = 8,
     runner: str = "local",
     on_stage: OnStage | None = None,
-    search: str = "optuna",
+    search: str = DEFAULT_SEARCH,
     **runner_options: Any,
 ) -> dict[str, Any]:
     """Search the best set of ``candidates`` for ``base`` within ``budget`` runs; returns the
-    result (best set, its measured speed-up with CI, the stages and their reasons)."""
+    result (best set, its measured speed-up with CI, the stages and their reasons).
+    ``search`` names a search of ``SEARCHES`` (``tune/searches/``)."""
     check_name(name, "tune name")
-    kind = searcher(search)
+    kind = SEARCHES.get(search)
     catalog = load_catalogs(catalogs)
     for f in candidates:
         validate(treat(base, [f], catalog))
@@ -83,6 +82,8 @@ def tune(
     failed: list[str] = []
     best_seen: list[float] = []
 
+    errors: dict[tuple[str, ...], list[str]] = {}  # each set's failed runs' reasons
+
     def measure(sets: list[list[str]], stage: str, reason: str) -> list[float]:
         cname = f"{name}.{next(stage_no)}-{stage.replace(' ', '-')}"
         if cname in store.campaign_names():
@@ -93,44 +94,54 @@ def tune(
             info = {"tune": name, "stage": stage, "reason": reason, "seed": seed}
             create_ordered(store, cname, base, candidates, sets, catalogs, info)
         run_campaign(store, cname, runner, None, None, **runner_options)
-        ys = _values(store, cname, base.metric, failed)
-        best_seen.append(min(ys))
+        ys = _values(store, cname, base.metric, failed, errors)
+        best_seen.extend(y for y in ys if math.isfinite(y))
         if on_stage:
-            on_stage(stage, reason, budget - _runs_so_far(store, name), min(best_seen))
+            best = min(best_seen) if best_seen else None
+            on_stage(stage, reason, budget - _runs_so_far(store, name), best)
         return ys
 
-    result = searcher(search)(candidates, cons, budget, seed, pairs).run(measure).to_dict()
+    result = kind(candidates, cons, budget, seed, pairs).run(measure).to_dict()
     result.update(
         name=name, target=base.target, metric=base.metric, failed_runs=failed, search=search
     )
+    if result["measured"] is None:
+        # the question (how much faster is the set than the base?) has no answer: say why
+        why = result["measured_why"]
+        side = () if why.startswith("the base") else tuple(result["best_set"])
+        first = errors.get(side, [])
+        result["measured_why"] = why + (f": {first[0]}" if first else "")
     atomic_write(home_dir() / f"tune-{name}.json", json.dumps(result, indent=1))
+    if result["measured"] is None:
+        raise Unanswerable(
+            f"tune {name!r}: no speed-up measured: {result['measured_why']} "
+            f"({len(failed)} of {result['runs']} runs failed; {home_dir() / f'tune-{name}.json'})"
+        )
     return result
 
 
-def searcher(search: str) -> Any:
-    """The search class for ``--search``: ``optuna`` (the default: bench/best_set.py found it
-    within 5% of the optimum more often at 100 and at 300 runs) or ``staged``."""
-    if search == "staged":
-        return Tuner
-    if search == "optuna":
-        from perflab.tune.optuna_search import OptunaSearch
-
-        return OptunaSearch
-    raise PerflabError(f"--search {search!r}: use optuna or staged")
-
-
-def _values(store: Store, cname: str, metric: str, failed: list[str]) -> list[float]:
-    """The stage's metric per planned run, in plan order; failed runs get a penalty."""
+def _values(
+    store: Store,
+    cname: str,
+    metric: str,
+    failed: list[str],
+    errors: dict[tuple[str, ...], list[str]],
+) -> list[float]:
+    """The stage's metric per planned run, in plan order; a failed run is NaN (no number:
+    a search keeps its own penalty for it, nothing else uses it) and its reason is kept."""
     by_seq = {seq: rec for seq, rec in store.records_by_seq(cname)}
-    ok = [getattr(r, metric) for r in by_seq.values() if r.status == "ok"]
-    worst = max((v for v in ok if v is not None), default=1.0)
     out = []
-    for seq, _ in store.planned(cname):
+    for seq, treatments in store.planned(cname):
         rec = by_seq.get(seq)
         v = getattr(rec, metric) if rec is not None and rec.status == "ok" else None
         if v is None or not math.isfinite(v) or v <= 0:
-            failed.append(f"{cname}#{seq}: {rec.status if rec else 'not run'}")
-            v = FAILED_PENALTY * worst
+            why = f"{rec.status}: {rec.error}" if rec and rec.error else (
+                rec.status if rec else "not run"
+            )  # fmt: skip
+            failed.append(f"{cname}#{seq}: {why}")
+            errors.setdefault(tuple(sorted(treatments)), []).append(why)
+            out.append(math.nan)
+            continue
         # The search minimises: a rate (higher is better) is searched as its inverse.
         out.append(1.0 / float(v) if metric.endswith("_per_s") else float(v))
     return out

@@ -5,9 +5,10 @@ final blocks that measure each level's speed-up over the base."""
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class TuneResult:
     speed-up over the base, each level's set and speed-up, and how it was found."""
 
     best: list[str]
-    speedup: SpeedUp
+    speedup: SpeedUp | None  # None: not measured (the base or the set failed), see why
     runs: int
     stages: list[Stage]
     active: list[str]
@@ -51,11 +52,13 @@ class TuneResult:
     searched: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     levels: list[dict[str, Any]] = field(default_factory=list)
+    why: str = ""  # why ``speedup`` is None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "best_set": self.best,
-            "measured": vars(self.speedup),
+            "measured": vars(self.speedup) if self.speedup else None,
+            "measured_why": self.why or None,
             "predicted_us": self.predicted_us,
             "runs": self.runs,
             "active": self.active,
@@ -99,7 +102,12 @@ def repair(
 
 
 class Search:
-    """A search within ``budget`` runs over ``candidates``; subclasses define ``run``."""
+    """A search within ``budget`` runs over ``candidates``; subclasses define ``run``.
+
+    A search kind is one module in ``tune/searches/`` registering its class in ``SEARCHES``
+    under ``name`` (``perflab tune --search NAME``)."""
+
+    name: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -112,18 +120,22 @@ class Search:
         self.cands, self.cons, self.budget = list(candidates), cons, budget
         self.seed, self.pairs = seed, confirm_pairs
         self.rng = np.random.default_rng(seed)
-        self.obs: list[tuple[frozenset[str], float]] = []
+        self.obs: list[tuple[frozenset[str], float]] = []  # the ok runs only
+        self.spent = 0  # runs made, failed ones included
         self.stages: list[Stage] = []
 
     @property
     def left(self) -> int:
-        return self.budget - len(self.obs)
+        return self.budget - self.spent
 
     def _run(self, sets: list[set[str]], measure: Measure, name: str, reason: str) -> list[float]:
-        ys = measure([sorted(s) for s in sets], name, reason)
-        self.obs += [(frozenset(s), float(y)) for s, y in zip(sets, ys, strict=True)]
+        """Run ``sets``; the values in order, NaN for a failed run. Only ok runs join
+        ``obs``: a failed run has no number, and every model of the search reads ``obs``."""
+        ys = [float(y) for y in measure([sorted(s) for s in sets], name, reason)]
+        self.obs += [(frozenset(s), y) for s, y in zip(sets, ys, strict=True) if ok(y)]
+        self.spent += len(sets)
         self.stages.append(Stage(name, reason, len(sets)))
-        return [float(y) for y in ys]
+        return ys
 
     @property
     def reserved(self) -> int:
@@ -157,18 +169,19 @@ class Search:
         best, evidence = reduce(searched, self.obs, self.cons, knockout, max(runs, 0), self.rng)
         looks = min(self.level_share, self.left - block * max(MIN_BLOCKS, self.pairs // 2))
         sets, looked = complete(best, self.cands, self.cons, self.obs, knock_in, looks, self.rng)
-        speedup, levels = self.final(best, sets, measure)
+        speedup, levels, why = self.final(best, sets, measure)
         for lv in levels:
             tried, added = looked[lv["level"]]
             lv.update(tried=tried, added=[e.to_dict() for e in added])
         return TuneResult(
             sorted(best),
             speedup,
-            len(self.obs),
+            self.spent,
             self.stages,
             searched=sorted(searched),
             evidence=evidence,
             levels=levels,
+            why=why,
             **{"active": [], **found},
         )
 
@@ -179,10 +192,11 @@ class Search:
 
     def final(
         self, best: set[str], levels: list[tuple[str, set[str]]], measure: Measure
-    ) -> tuple[SpeedUp, list[dict[str, Any]]]:
+    ) -> tuple[SpeedUp | None, list[dict[str, Any]], str]:
         """Blocks of the base and each distinct level set in random order: each set's speed-up
-        from its block-paired runs (pairing cancels the machine's slow drift). Returns
-        ``best``'s speed-up and the levels."""
+        from its block-paired runs (pairing cancels the machine's slow drift); a block where
+        either run failed pairs nothing. Returns ``best``'s speed-up (None, and why, when
+        fewer than 2 pairs were measured) and the levels."""
         # best is always one of them: when it is empty, its pairs are base against base
         distinct = list(dict.fromkeys([*(frozenset(s) for _, s in levels if s), frozenset(best)]))
         block = [frozenset(), *distinct]
@@ -196,9 +210,9 @@ class Search:
         by_pos = np.empty((n, len(block)))
         for r, p in enumerate(perms):
             by_pos[r, p] = ys[r * len(block) : (r + 1) * len(block)]
-        speed = {s: paired_speedup(by_pos[:, 0], by_pos[:, i + 1]) for i, s in enumerate(distinct)}
+        speed = {s: measured(by_pos[:, 0], by_pos[:, i + 1]) for i, s in enumerate(distinct)}
         out = [
-            {"level": cat, "set": sorted(s), "measured": vars(speed[frozenset(s)]) if s else None}
+            {"level": cat, "set": sorted(s), **_measured(speed[frozenset(s)] if s else None)}
             for cat, s in levels
         ]
         # what each costlier level gains over the last nicer one, in the same blocks: a user
@@ -209,9 +223,41 @@ class Search:
         col = {s: i + 1 for i, s in enumerate(distinct)}
         for i, j in zip(steps, steps[1:], strict=False):
             a, b = col[frozenset(levels[i][1])], col[frozenset(levels[j][1])]
-            gain = paired_speedup(by_pos[:, a], by_pos[:, b], conf)
-            out[j]["over_nicer"] = {"level": levels[i][0], "confidence": conf, **vars(gain)}
-        return speed[frozenset(best)], out
+            gain, _ = measured(by_pos[:, a], by_pos[:, b], conf)
+            if gain is not None:
+                out[j]["over_nicer"] = {"level": levels[i][0], "confidence": conf, **vars(gain)}
+        best_speed, why = speed[frozenset(best)]
+        return best_speed, out, why
 
     def run(self, measure: Measure) -> TuneResult:
         raise NotImplementedError
+
+
+def ok(y: float) -> bool:
+    """Whether a run's value is a measurement (a failed run is NaN)."""
+    return math.isfinite(y) and y > 0
+
+
+def measured(
+    base: np.ndarray, other: np.ndarray, level: float = 0.95
+) -> tuple[SpeedUp | None, str]:
+    """``paired_speedup`` of the blocks where both runs are ok; (None, why) with fewer than
+    the 2 pairs a t interval needs: a failed run never becomes a number."""
+    good = np.array([ok(a) and ok(b) for a, b in zip(base, other, strict=True)], bool)
+    if good.sum() >= 2:
+        return paired_speedup(base[good], other[good], level), ""
+    n = len(base)
+    bad_base = sum(not ok(v) for v in base)
+    bad_other = sum(not ok(v) for v in other)
+    if bad_base:
+        why = f"the base set failed in {bad_base} of {n} runs"
+    elif bad_other:
+        why = f"the set failed in {bad_other} of {n} runs"
+    else:
+        why = f"{n} pairs: a t interval needs 2"
+    return None, why
+
+
+def _measured(found: tuple[SpeedUp | None, str] | None) -> dict[str, Any]:
+    speed, why = found or (None, "")
+    return {"measured": vars(speed) if speed else None, "measured_why": why or None}

@@ -24,6 +24,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 from perflab.analysis.claims import adjust
+from perflab.analysis.exact import EXACT_RTOL
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
@@ -212,6 +213,8 @@ def look(
     # a group is tested only if its column is not a combination of the others (aliased)
     est = [np.linalg.matrix_rank(np.delete(local.x, first + j, 1)) < rank for j in range(m)]
     cost = np.asarray(fit.params)[first:]
+    if exact_ols(fit):
+        return exact_evidence(groups, cost, est, n)
     se = np.asarray(fit.bse)[first:]
     df = float(fit.df_resid)
     ok = np.array(est) & np.isfinite(se) & (se > 0) & (df > 0)
@@ -243,6 +246,36 @@ def look(
         r, lo_r, hi_r = math.exp(cost[j]), math.exp(lo), math.exp(hi)
         why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt)
         out.append(Evidence(g, kept, verdict, r, lo_r, hi_r, 1 - 2 * alpha, n, why))
+    return out
+
+
+def exact_ols(fit: Any) -> bool:
+    """Whether an OLS fit of log time is exact (a deterministic score: every residual zero
+    to rounding, with residual degrees of freedom to show it; analysis/exact.py)."""
+    return bool(fit.df_resid > 0 and math.sqrt(fit.ssr / fit.nobs) <= EXACT_RTOL)
+
+
+def exact_evidence(
+    groups: list[list[str]], cost: np.ndarray, est: list[bool], n: int
+) -> list[Evidence]:
+    """Exact data: each group's drop cost is what was measured, with no test (a t of
+    rounding noise over rounding noise gave "Holm p 0.788" on equal runs) and no interval
+    width. Slower beyond the threshold stays; anything else goes."""
+    bound = math.log1p(THRESHOLD)
+    out = []
+    for j, g in enumerate(groups):
+        if not est[j]:
+            why = "kept, untested: its drop is aliased with another difference in the runs"
+            out.append(Evidence(g, True, "untested", runs=n, reason=why))
+            continue
+        c = 0.0 if abs(cost[j]) <= EXACT_RTOL else float(cost[j])
+        verdict = "slower" if c >= bound else "faster" if c < 0 else "not slower"
+        r = math.exp(c)
+        said = {"slower": "kept: the set is slower without it",
+                "faster": "dropped: the set is faster without it",
+                "not slower": f"dropped: not slower beyond {THRESHOLD:.0%} without it"}  # fmt: skip
+        why = f"{said[verdict]} (without it {r:.3f}x the time; exact data: no test, {n} runs)"
+        out.append(Evidence(g, verdict == "slower", verdict, r, r, r, None, n, why))
     return out
 
 

@@ -31,6 +31,7 @@ from perflab.tune.knockout import (
     ALPHA,
     THRESHOLD,
     Evidence,
+    exact_ols,
     knockout_design,
     least_runs,
     robust_fit,
@@ -130,12 +131,19 @@ def knock_in(
                 chosen.add(tries[j])
         sets.append(chosen)
     ys = measure_sets(sets)
+    # a failed run (NaN) has no number: only ok runs enter the fit
+    good = [i for i, y in enumerate(ys) if math.isfinite(y) and y > 0]
+    sets, ys = [sets[i] for i in good], [ys[i] for i in good]
+    if len(ys) <= len(tries) + 1:
+        return set(), []
     # the columns are what each run held, not what the design asked for
     x = np.array([[1.0] + [float(f in s) for f in tries] for s in sets])
     fit, n_out = robust_fit(x, np.log(ys))
     df = max(float(fit.df_resid), 1.0)
     gain = -np.asarray(fit.params)[1:]  # log(time without / time with): > 0 when it helps
     se = np.asarray(fit.bse)[1:]
+    if exact_ols(fit):  # a deterministic score: the gains are measured, no test to make
+        return _exact_knock_in(cut, tries, cons, gain, x, len(ys))
     # a candidate is judged only if its column is not a combination of the others (one the
     # catalog's rules kept out of every run, say)
     rank = np.linalg.matrix_rank(x)
@@ -157,4 +165,24 @@ def knock_in(
         why = f"added: the level's set is slower without it ({r:.3f}x the time, {ci}, "
         why += f"{len(ys)} runs" + (f", {n_out} outlier(s) left out)" if n_out else ")")
         evidence.append(Evidence([f], True, "slower", r, lo, hi, 1 - 2 * ALPHA, len(ys), why))
+    return chosen - cut, evidence
+
+
+def _exact_knock_in(
+    cut: set[str], tries: list[str], cons: Constraints, gain: np.ndarray, x: np.ndarray, n: int
+) -> tuple[set[str], list[Evidence]]:
+    """``knock_in`` on exact data: a candidate is added when the level's set is slower
+    without it beyond the threshold in every run (no p, no interval width)."""
+    full = np.linalg.matrix_rank(x)
+    chosen, evidence = set(cut), []
+    for j in np.argsort(-gain):
+        f = tries[j]
+        aliased = np.linalg.matrix_rank(np.delete(x, j + 1, 1)) == full
+        if aliased or gain[j] < math.log1p(THRESHOLD) or not cons.ok(chosen | {f}):
+            continue
+        chosen.add(f)
+        r = math.exp(float(gain[j]))
+        why = f"added: the level's set is slower without it ({r:.3f}x the time; exact data: "
+        why += f"no test, {n} runs)"
+        evidence.append(Evidence([f], True, "slower", r, r, r, None, n, why))
     return chosen - cut, evidence

@@ -8,11 +8,12 @@ are asked in batches so each batch is one stage (one campaign) of the tune.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from perflab.tune.final import Measure, Search, TuneResult, repair
+from perflab.tune.final import Measure, Search, TuneResult, ok, repair
 
 #: Trials asked (and measured) together as one stage.
 BATCH = 10
@@ -28,6 +29,8 @@ MIN_SEARCH, MAX_SEARCH = 0.5, 0.6
 
 class OptunaSearch(Search):
     """TPE over the candidates within ``budget`` runs, reserving the confirmation runs."""
+
+    name = "optuna"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -48,6 +51,9 @@ class OptunaSearch(Search):
             sets = [self._suggest(t) for t in trials]
             ys = self._run(sets, measure, f"search {len(self.stages) + 1}", f"{n} TPE trials")
             for t, s, y in zip(trials, sets, ys, strict=True):
+                if not ok(y):  # a failed run: TPE learns to avoid it, with no number
+                    study.tell(t, state=optuna.trial.TrialState.FAIL)
+                    continue
                 study.tell(t, float(np.log(y)))
                 tried.append((frozenset(s), y))
         best = self._finalists(tried, measure)
@@ -87,7 +93,10 @@ class OptunaSearch(Search):
         sets = [set(s) for s in ranked for _ in range(3)]
         order = [sets[i] for i in self.rng.permutation(len(sets))]
         ys = self._run(order, measure, "finalists", f"the best {len(ranked)} sets, 3x each")
+        # a finalist whose runs all failed ranks last (inf stays inside the choice)
         means = [
-            float(np.mean([y for t, y in zip(order, ys, strict=True) if t == s])) for s in ranked
-        ]
+            float(np.mean(v)) if (v := [y for t, y in zip(order, ys, strict=True) if t == s
+                                        and ok(y)]) else math.inf
+            for s in ranked
+        ]  # fmt: skip
         return set(ranked[int(np.argmin(means))])

@@ -113,8 +113,9 @@ def reduce(
         settled.append(Evidence(g, True, "untested", reason=why))
     open_ = open_[: max(fits)]
     fixed: list[list[str]] = []  # groups settled by earlier looks: columns, not tested again
+    lost = [0]  # runs of the looks that failed
     for k in range(LOOKS):
-        left = runs - (len(seen) - start)
+        left = runs - (len(seen) - start) - lost[0]
         if not open_ or (k and left <= 0):
             break
         need = missing(seen, best, open_, start, fixed)
@@ -124,7 +125,10 @@ def reduce(
         def measure(design: np.ndarray, ref: set[str] = current, g: list = open_) -> list:
             sets = drop_sets(ref, g, design, lambda b, d: without(b, d, cons))
             ys = measure_sets(sets) if sets else []
-            return [(frozenset(s_), float(y)) for s_, y in zip(sets, ys, strict=True)]
+            got = [(frozenset(s_), float(y)) for s_, y in zip(sets, ys, strict=True)]
+            # a failed run (NaN) has no number for the model; it still spent its run
+            lost[0] += sum(not (math.isfinite(y) and y > 0) for _, y in got)
+            return [(s_, y) for s_, y in got if math.isfinite(y) and y > 0]
 
         # the model stays around the search's pick: every run so far is near it
         evidence = look(best, open_, fixed, seen, measure, chunk, start, presumed, rng)

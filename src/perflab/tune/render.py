@@ -7,6 +7,8 @@ from typing import Any
 
 
 def _ratio(m: dict[str, Any]) -> str:
+    if m.get("exact"):  # a deterministic score: an interval of width 0 would be invented
+        return f"{m['ratio']:.2f}x (exact: the same in each of {m['pairs']} pairs, no interval)"
     return f"{m['ratio']:.2f}x (95% CI {m['ci_low']:.2f}-{m['ci_high']:.2f}, {m['pairs']} pairs)"
 
 
@@ -21,7 +23,9 @@ def render(result: dict[str, Any]) -> str:
             f"  (the search's pick, less {len(dropped)} the data do not support)" if dropped else ""
         ),
         f"measured: {m['base_us']:,.1f} -> {m['best_us']:,.1f} {result['metric']}, "
-        f"speed-up {_ratio(m)}",
+        f"speed-up {_ratio(m)}"
+        if m
+        else f"measured: no speed-up ({result.get('measured_why') or 'no pair measured'})",
     ]
     if result.get("levels"):
         lines.append(
@@ -39,7 +43,10 @@ def render(result: dict[str, Any]) -> str:
             else:
                 gained = {f for e in lv.get("added", []) for f in e["factors"]}
                 names = ", ".join(f"+{f}" if f in gained else f for f in lv["set"])
-                what = f"{names}: {_ratio(lv['measured'])}"
+                what = f"{names}: " + (
+                    _ratio(lv["measured"]) if lv.get("measured") else
+                    f"not measured ({lv.get('measured_why') or 'no pair'})"
+                )  # fmt: skip
                 if g := lv.get("over_nicer"):
                     what += (
                         f"; {g['ratio']:.2f}x over {g['level']} ({g['confidence']:.1%} CI "

@@ -13,6 +13,7 @@ import numpy as np
 import statsmodels.api as sm
 
 from perflab.analysis.dist import mean_ci
+from perflab.analysis.exact import EXACT_RTOL
 
 
 @dataclass
@@ -58,13 +59,15 @@ class SpeedUp:
     pairs: int
     base_us: float
     best_us: float
+    exact: bool = False  # every pair's ratio the same (a deterministic score): no width
 
 
 def paired_speedup(base: np.ndarray, best: np.ndarray, level: float = 0.95) -> SpeedUp:
     """Ratio of geometric means from runs measured in adjacent (base, best) pairs, with a
     t interval on the pairs' log ratios (pairing cancels slow drift of the machine)."""
     n = min(len(base), len(best))
-    mean, lo, hi = mean_ci(np.log(base[:n]) - np.log(best[:n]), level)
+    logs = np.log(base[:n]) - np.log(best[:n])
+    mean, lo, hi = mean_ci(logs, level)
     return SpeedUp(
         ratio=math.exp(mean),
         ci_low=math.exp(lo) if lo is not None else 0.0,
@@ -72,4 +75,5 @@ def paired_speedup(base: np.ndarray, best: np.ndarray, level: float = 0.95) -> S
         pairs=n,
         base_us=float(np.exp(np.log(base[:n]).mean())),
         best_us=float(np.exp(np.log(best[:n]).mean())),
+        exact=bool(n >= 2 and np.ptp(logs) <= EXACT_RTOL),
     )

@@ -34,6 +34,8 @@ MAX_POOL = 12
 class Tuner(Search):
     """Searches the best treatment set of ``candidates`` within ``budget`` runs."""
 
+    name = "staged"
+
     def _values(self, s: frozenset[str]) -> np.ndarray:
         return np.array([y for t, y in self.obs if t == s])
 
@@ -66,6 +68,8 @@ class Tuner(Search):
             "screen",
             f"main effects of {k} candidates ({len(sets)} sets) with the base {base_reps}x",
         )
+        if not self.obs:  # every run failed: nothing to screen
+            return []
         xs = np.array([[int(f in s) for f in self.cands] for s, _ in self.obs])
         return screen_effects(xs, np.array([y for _, y in self.obs]), self.cands)
 
@@ -96,6 +100,8 @@ class Tuner(Search):
     def predict_best(self, active: list[str]) -> tuple[set[str], float]:
         """The model of log time (main effects of every candidate, pairwise terms among the
         first ``PAIRED`` of ``active``) minimised over ``active``'s valid subsets."""
+        if not self.obs:  # no ok run: no model, the base stays the candidate
+            return set(), float("nan")
         pairs = list(itertools.combinations(active[:PAIRED], 2))
         varied = [f for f in self.cands if 0 < sum(f in s for s, _ in self.obs) < len(self.obs)]
 

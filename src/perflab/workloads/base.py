@@ -42,6 +42,12 @@ class Workload:
     needs_dependencies: ClassVar[bool] = False
     #: Tasks compute: at most one per core runs at full speed (sleeping tasks do not).
     uses_cores: ClassVar[bool] = True
+    #: The workload resolves its tasks' dependencies itself in a manager loop (a workflow):
+    #: any ``ExecutorEngine`` (its ``loop()``) runs it, even one without ``dependencies``.
+    resolves_dependencies: ClassVar[bool] = False
+    #: The engine's shutdown is part of what the workload measures: the run always shuts
+    #: down cleanly (``run/teardown``), never by killing its tree.
+    measures_shutdown: ClassVar[bool] = False
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         self.p = self.resolve_params(params or {})

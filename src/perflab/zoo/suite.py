@@ -26,8 +26,14 @@ from perflab.files import check_name
 from perflab.run.measure import validate
 from perflab.spec import RunSpec
 
-#: Engines of the standard zoo (every engine that expresses dependencies, by default).
-DEFAULT_TARGETS = ("parsl-htex", "parsl-threads", "cf-threads", "cf-processes", "dask")
+
+def default_targets() -> list[str]:
+    """Engines of the standard zoo: every registered engine that expresses task dependencies
+    (``Engine.dependencies``), since the zoo's DAG rows need them; a new engine that declares
+    them joins the zoo with no list to edit."""
+    return [name for name, engine in ENGINES.items() if engine.dependencies is not None]
+
+
 #: First task sizes of a METG search (µs), largest first as Task Bench lists them; the search
 #: then steps outwards and bisects (``zoo.adaptive``) until the 50% crossing is bracketed.
 DEFAULT_LEVELS = (10000.0, 1000.0, 100.0)
@@ -60,7 +66,7 @@ def slots_of(workers: int | None) -> int:
 class ZooConfig:
     """What a zoo measures. ``kinds``: ``metg`` (granularity sweep), ``chain``, ``fan``."""
 
-    targets: list[str] = field(default_factory=lambda: list(DEFAULT_TARGETS))
+    targets: list[str] = field(default_factory=default_targets)
     kinds: list[str] = field(default_factory=lambda: ["metg", "chain", "fan"])
     levels: list[float] = field(default_factory=lambda: list(DEFAULT_LEVELS))
     replicates: int = 2

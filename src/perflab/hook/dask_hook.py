@@ -1,0 +1,97 @@
+"""perflab's hook, the Dask part (copied beside the hook's ``sitecustomize.py`` as
+``perflab_hook_dask.py``): once ``distributed`` is imported, in every process (the user's
+script, the scheduler, each worker), it sets the treated ``dask.config`` keys, wraps
+``LocalCluster.__init__`` to pass the treated keywords, and counts the tasks a ``Client``
+submits. Standard library only until Dask is imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports nothing it does not need at run time
+    from collections.abc import Callable
+    from typing import Any
+
+
+def watched(hook: Any) -> dict[str, Callable[[Any], None]]:
+    """Module name -> what to do once it is imported."""
+    return {"distributed": functools.partial(on_distributed, hook)}
+
+
+def on_distributed(hook: Any, module: Any) -> None:
+    hook.on_import(module)
+    import dask.config
+
+    for factor, op in hook.ops("dask.config"):
+        key = op["key"]
+        old = dask.config.get(key, None)
+        dask.config.set({key: op["value"]})
+        hook.proof.write({
+            "fact": "set", "factor": factor, "object": "dask.config", "option": key,
+            "old": old, "new": dask.config.get(key, None), "overrode_program": None,
+        })  # fmt: skip
+    hook.wrap_init(
+        module.LocalCluster,
+        "LocalCluster",
+        lambda c: f"LocalCluster(processes={getattr(c, 'processes', None)!r})",
+    )
+    _count(hook, module.Client)
+
+
+def _count(hook: Any, client: Any) -> None:
+    """Count the futures a Client hands out (submit, map): first submit to last result."""
+    if getattr(client.submit, "_perflab_counted", False):
+        return
+    count: dict[str, Any] = {"submitted": 0, "completed": 0, "failed": 0, "first_submit": None,
+             "last_result": None}  # fmt: skip
+
+    def done(fut: Any) -> None:
+        count["last_result"] = time.time()
+        count["completed" if fut.status == "finished" else "failed"] += 1
+
+    def track(futs: list[Any]) -> None:
+        if count["first_submit"] is None:
+            count["first_submit"] = time.time()
+        for fut in futs:
+            count["submitted"] += 1
+            try:
+                fut.add_done_callback(done)
+            except Exception:
+                pass
+
+    submit, map_ = client.submit, client.map
+
+    @functools.wraps(submit)
+    def counted_submit(self: Any, *args: Any, **kwargs: Any) -> Any:
+        fut = submit(self, *args, **kwargs)
+        track([fut])
+        return fut
+
+    @functools.wraps(map_)
+    def counted_map(self: Any, *args: Any, **kwargs: Any) -> Any:
+        futs = map_(self, *args, **kwargs)
+        track(list(futs) if isinstance(futs, list) else [])
+        return futs
+
+    counted_submit._perflab_counted = True  # type: ignore[attr-defined]
+    client.submit, client.map = counted_submit, counted_map
+    close = client.close
+
+    @functools.wraps(close)
+    def close_and_count(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return close(self, *args, **kwargs)
+        finally:
+            write()
+
+    def write() -> None:
+        if count["submitted"]:
+            hook.proof.write({"fact": "tasks", "system": "dask", **count})
+
+    client.close = close_and_count
+    import atexit
+
+    atexit.register(write)

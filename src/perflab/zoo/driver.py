@@ -1,0 +1,56 @@
+"""A zoo from start to end: plan it (or resume it), run its rounds — while a METG search goes
+on, each round plans the search's next levels — and tabulate it. ``perflab zoo``, ``perflab
+metg`` and ``perflab.api.zoo`` call :func:`run_zoo`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from perflab.campaign.plan import run_campaign
+from perflab.campaign.store import Store
+from perflab.errors import PerflabError
+from perflab.zoo.suite import ZOO_DESIGN, ZooConfig, create_zoo, default_name, scoreboard
+
+#: Runs what is planned of a campaign; returns its counts (``run_campaign`` by default; the
+#: CLI's shows a progress bar).
+Round = Callable[[Store, str], dict[str, int]]
+
+
+def run_zoo(
+    store: Store,
+    cfg: ZooConfig,
+    name: str | None = None,
+    prefix: str = "zoo",
+    seed: int | None = None,
+    threshold: float = 0.5,
+    basis: str = "peak",
+    run_round: Round | None = None,
+    on_levels: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> dict[str, Any]:
+    """Run zoo ``name`` (default: ``prefix`` and a time stamp; an existing zoo resumes) and
+    return its ``name``, ``counts``, scoreboard ``table`` and ``rows``. ``on_levels`` is
+    told the items of each new METG round before they run."""
+    from perflab.analysis.metg import BASES
+    from perflab.zoo.adaptive import next_round
+
+    if basis not in BASES or not 0 < threshold < 1:
+        raise PerflabError(f"--basis must be one of {', '.join(BASES)}; --threshold in (0, 1)")
+    name = name or default_name(prefix)
+    if name not in store.campaign_names():
+        create_zoo(store, name, cfg, seed)
+    elif store.campaign(name).design != ZOO_DESIGN:
+        raise PerflabError(f"campaign {name!r} exists and is not a zoo")
+    run = run_round or (lambda s, n: run_campaign(s, n))
+    counts = run(store, name)
+    stored = store.campaign(name).design_options
+    # a zoo made before the search existed keeps its fixed levels
+    while stored.get("adaptive", False) and "metg" in stored["kinds"]:
+        items = next_round(store, name, threshold, basis)
+        if not items:
+            break
+        if on_levels:
+            on_levels(items)
+        counts = run(store, name)
+    table, rows = scoreboard(store, name, threshold, basis)
+    return {"name": name, "counts": counts, "table": table, "rows": rows}
