@@ -21,3 +21,9 @@ def test_confirmed_change_point_offers_the_explain_command() -> None:
     )
     assert f"  explain it: {cmd}" in change_point_lines(hist)
     assert hist.to_dict()["change_points"][0]["explain"] == cmd
+    bisect = (
+        "perflab bisect --package parsl --good 2 --bad 3 --target parsl-htex --workload noop "
+        "--tasks 1000 --by us_per_task --repo CLONE"
+    )
+    assert f"  find its commits: {bisect}" in change_point_lines(hist)
+    assert hist.to_dict()["change_points"][0]["bisect"] == bisect

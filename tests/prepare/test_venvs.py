@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from perflab.prepare.venvs import tree_fingerprint, venv_key
 
 
@@ -42,3 +44,30 @@ def test_a_link_that_leads_somewhere_counts_by_its_target(tmp_path: Path) -> Non
     target.write_text("one more")  # the target changed: a fresh venv
     os.utime(target, ns=(1, 2))
     assert tree_fingerprint(tree) != first
+
+
+def test_a_source_tree_of_the_engine_s_package_is_not_pinned_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39: a Parsl checkout declares 1.3.0-dev; pinning the parsl installed here beside
+    it made pip fail (ResolutionImpossible). The tree that provides parsl is not pinned."""
+    from perflab.prepare import venvs
+    from perflab.spec import RunSpec
+
+    checkout = tmp_path / "abc123"  # a git archive's folder: named by its sha, not "parsl"
+    (checkout / "parsl").mkdir(parents=True)
+    (checkout / "parsl" / "__init__.py").write_text("VERSION = '1.3.0-dev'\n")
+    (checkout / "setup.py").write_text("from setuptools import setup\nsetup(name='parsl')\n")
+    asked: list[list[str]] = []
+
+    def fake(python: str | None, reqs: list[str], root: Path) -> venvs.Venv:
+        asked.append(reqs)
+        return venvs.Venv(root, root / "python", "3", tuple(reqs), {})
+
+    monkeypatch.setattr(venvs, "ensure_venv", fake)
+    monkeypatch.setattr(venvs, "caller_pins", lambda names: [f"{n}==9.9" for n in names])
+    spec = RunSpec(target="parsl-htex", packages=[str(checkout)])
+    venvs.in_venv(spec, tmp_path / "venvs")
+    (reqs,) = asked
+    assert str(checkout) in reqs and not any(r.startswith("parsl==") for r in reqs)
+    assert venvs.provides(checkout, "parsl") and not venvs.provides(checkout, "dask")

@@ -80,7 +80,11 @@ class History:
             "alpha": self.alpha,
             "releases": [r.summary() for r in self.releases],
             "change_points": [
-                {**c.to_dict(), "explain": self.explain_command(c) if c.confirmed else None}
+                {
+                    **c.to_dict(),
+                    "explain": self.explain_command(c) if c.confirmed else None,
+                    "bisect": self.bisect_command(c) if c.confirmed else None,
+                }
                 for c in self.change_points
             ],
         }
@@ -88,6 +92,18 @@ class History:
     def explain_command(self, cp: ChangePoint) -> str:
         """The ``perflab explain`` command that asks why this change point's step happened
         (the same benchmark as the history's, on the two releases around it)."""
+        return " ".join(["perflab", "explain", "--package", self.package, "--from", cp.before,
+                         "--to", cp.after, *self._what(), "--by", self.metric])  # fmt: skip
+
+    def bisect_command(self, cp: ChangePoint) -> str:
+        """The ``perflab bisect`` command that looks for the commits that made this change
+        point's step (``--repo``: a clone of the package, to go on from releases to commits)."""
+        return " ".join(["perflab", "bisect", "--package", self.package, "--good", cp.before,
+                         "--bad", cp.after, *self._what(), "--by", self.metric,
+                         "--repo", "CLONE"])  # fmt: skip
+
+    def _what(self) -> list[str]:
+        """The options naming the benchmark the history measured."""
         spec = self.releases[0].spec
         what = (
             ["--command", shlex.quote(spec.command)]
@@ -96,8 +112,7 @@ class History:
         )
         size = ["--tasks", str(spec.tasks)] if spec.tasks else (
             ["--time", str(spec.time_s)] if spec.time_s else [])  # fmt: skip
-        return " ".join(["perflab", "explain", "--package", self.package, "--from", cp.before,
-                         "--to", cp.after, *what, *size, "--by", self.metric])  # fmt: skip
+        return [*what, *size]
 
 
 def release_specs(base: RunSpec, package: str, versions: list[str]) -> list[Release]:

@@ -181,6 +181,7 @@ def change_point_lines(h: History) -> list[str]:
         )
         if cp.confirmed:  # the next question: which change inside the step
             out.append(f"  explain it: {h.explain_command(cp)}")
+            out.append(f"  find its commits: {h.bisect_command(cp)}")
     return out
 
 

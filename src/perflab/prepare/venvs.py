@@ -188,6 +188,13 @@ def _relocate(old: Path, new: Path) -> None:
     cfg.write_text(cfg.read_text().replace(str(old), str(new)))
 
 
+def provides(tree: Path, package: str) -> bool:
+    """Whether source tree ``tree`` holds importable package ``package`` (``DIR/pkg`` or
+    ``DIR/src/pkg``)."""
+    top = package.replace("-", "_")
+    return any((d / "__init__.py").is_file() for d in (tree / top, tree / "src" / top))
+
+
 def caller_pins(packages: tuple[str, ...]) -> list[str]:
     """``name==version`` of each package as installed where perflab runs (skipping absent)."""
     out = []
@@ -214,12 +221,20 @@ def in_venv(spec: RunSpec, root: Path) -> RunSpec:
             "package versions or another interpreter's venv"
         )
     asked = [check_requirement(r) for r in spec.packages]
-    names = {requirement_name(r) for r in asked}
+    names = {requirement_name(r) for r in asked if os.sep not in r}
+    trees = [Path(r) for r in asked if os.sep in r]
     engine_packages: tuple[str, ...] = ()
     if spec.command is None:
         from perflab.engines import ENGINES
 
         engine_packages = ENGINES.get(spec.target).packages
-    pins = [p for p in caller_pins(engine_packages) if requirement_name(p) not in names]
+    # a package a source tree provides is not pinned beside it: the tree declares its own
+    # version (a checkout's ``1.3.0-dev``), and pip cannot install both
+    pins = [
+        p
+        for p in caller_pins(engine_packages)
+        if requirement_name(p) not in names
+        and not any(provides(t, requirement_name(p)) for t in trees)
+    ]
     venv = ensure_venv(spec.venv_base or spec.python, asked + pins, root)
     return replace(spec, python=str(venv.python), packages=asked)

@@ -1,0 +1,185 @@
+"""The search on real points: each point (a release, or a commit of a clone) is a spec made
+ready once through ``prepare``; each comparison is ``compare``'s paired sequential gate; every
+comparison's result (and every point that failed) is kept in a state file in perflab's home,
+written atomically after each, so the same command run again resumes where it stopped."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from perflab.bisect.search import PointFailed, Search, Step, bisect
+from perflab.compare.gate import Side, run_compare
+from perflab.errors import PerflabError
+from perflab.files import atomic_write
+from perflab.spec import RunSpec
+
+
+@dataclass
+class Point:
+    """One point of the axis: ``key`` identifies it (a version, a commit's sha), ``label``
+    is what the user reads; ``make`` builds its spec (a venv, a tree), once."""
+
+    key: str
+    label: str
+    make: Callable[[], RunSpec]
+    info: dict[str, Any] = field(default_factory=dict)
+    spec: RunSpec | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    metric: str
+    threshold: float = 0.05
+    alpha: float = 0.05
+    n_min: int = 4
+    n_max: int = 10
+    fixed: bool = False
+    max_culprits: int = 3
+    #: How a commit is built: ``venv`` (its tree pip-installed into a cached venv) or
+    #: ``tree`` (its package directory first on PYTHONPATH, dependencies as installed here).
+    build: str = "venv"
+
+
+class State:
+    """Comparisons and failed points of one search, kept in a JSON file (written whole and
+    atomically, only once there is something to keep)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {"steps": {}, "failed": {}}
+        if path.is_file():
+            self.data = json.loads(path.read_text())
+        self.reused = 0
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, json.dumps(self.data, indent=1))
+
+
+def state_path(root: Path, base: RunSpec, settings: Settings, keys: list[str]) -> Path:
+    """The state file of a search: named by what is measured, how, and the axis."""
+    spec = {
+        k: v
+        for k, v in dataclasses.asdict(base).items()
+        if k not in ("run_root", "keep_run_dir", "campaign")
+    }
+    payload = json.dumps([spec, dataclasses.asdict(settings), keys], sort_keys=True, default=str)
+    return root / f"{hashlib.sha256(payload.encode()).hexdigest()[:16]}.json"
+
+
+def gate_measure(
+    points: list[Point],
+    settings: Settings,
+    state: State,
+    on_step: Callable[[str], None] | None = None,
+) -> Callable[[int, int, float], Step]:
+    """``measure(a, b, level)`` for ``search.bisect``: the paired gate between two points'
+    specs, or the result kept in ``state``; a point that does not build or run raises
+    PointFailed (and is kept as failed)."""
+
+    def ready(i: int) -> RunSpec:
+        p = points[i]
+        if p.key in state.data["failed"]:
+            raise PointFailed(i, state.data["failed"][p.key])
+        if p.spec is None:
+            try:
+                p.spec = p.make()
+            except PerflabError as exc:
+                fail(i, f"does not build: {exc}")
+        assert p.spec is not None
+        return p.spec
+
+    def fail(i: int, reason: str) -> None:
+        state.data["failed"][points[i].key] = reason
+        state.save()
+        raise PointFailed(i, reason)
+
+    def measure(a: int, b: int, level: float) -> Step:
+        key = f"{points[a].key}..{points[b].key}@{level:.8g}"
+        if key in state.data["steps"]:
+            state.reused += 1
+            return Step(**{**state.data["steps"][key], "a": a, "b": b})
+        sa, sb = ready(a), ready(b)
+        if on_step:
+            on_step(f"comparing {points[a].label} → {points[b].label} (level {level:.2g})")
+        side_a, side_b = Side(points[a].label, sa), Side(points[b].label, sb)
+        cmp = run_compare(
+            side_a, side_b, settings.metric, settings.threshold, level,
+            settings.n_min, settings.n_max, "--runs", sequential=not settings.fixed,
+            progress=(lambda label, i, n, _: on_step(f"  run {i}/{n} (side {label})"))
+            if on_step else None,
+        )  # fmt: skip
+        if cmp.failed is not None:
+            i = a if any(r is cmp.failed for r in side_a.records) else b
+            lines = [ln for ln in (cmp.failed.error or "").splitlines() if ln.strip()]
+            fail(i, f"does not run: {lines[-1] if lines else 'failed'}")
+        d = cmp.decision
+        assert d is not None
+        runs = len(side_a.values) + len(side_b.values)
+        step = Step(a, b, d.ratio, d.ci_low, d.ci_high, d.verdict, runs, level)
+        state.data["steps"][key] = step.to_dict()
+        state.save()
+        return step
+
+    return measure
+
+
+def run_bisect(
+    points: list[Point],
+    settings: Settings,
+    state: State,
+    on_step: Callable[[str], None] | None = None,
+) -> Search:
+    """The search over ``points`` (oldest first: ``points[0]`` good, the last bad)."""
+    measure = gate_measure(points, settings, state, on_step)
+    return bisect(len(points), measure, settings.alpha, settings.max_culprits)
+
+
+def release_points(base: RunSpec, package: str, versions: list[str], prepare: Any) -> list[Point]:
+    """One point per release: ``base`` with ``package==version`` in its cached venv."""
+
+    def maker(v: str) -> Callable[[], RunSpec]:
+        return lambda: prepare(replace(base, packages=[*base.packages, f"{package}=={v}"]))
+
+    return [Point(v, f"{package} {v}", maker(v), {"version": v}) for v in versions]
+
+
+def share_text(lo: float, hi: float) -> str:
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "interval n/a"
+    return f"{lo:.0%}–{hi:.0%}"
+
+
+def commit_points(
+    repo: Path, commits: list[Any], base: RunSpec, settings: Settings, package: str, prepare: Any
+) -> list[Point]:
+    """One point per commit: its tree (``git archive``, cached by sha under perflab's home)
+    installed as a source tree into its own cached venv, whatever version the tree declares;
+    or (``settings.build == "tree"``) its package directory put first on PYTHONPATH."""
+    from perflab.bisect.commits import tree
+    from perflab.compare.sides import side_spec
+    from perflab.files import home_dir
+
+    cache = home_dir("bisect", "trees")
+
+    def maker(sha: str) -> Callable[[], RunSpec]:
+        def make() -> RunSpec:
+            src = tree(repo, sha, cache)
+            if settings.build == "tree":
+                return prepare(replace(base, sources={**base.sources, package: str(src)}))
+            return prepare(side_spec(base, source=str(src)))
+
+        return make
+
+    return [
+        Point(c.sha, f"{c.short} {c.subject[:50]}", maker(c.sha),
+              {"sha": c.sha, "subject": c.subject, "pr": c.pr})
+        for c in commits
+    ]  # fmt: skip

@@ -1,0 +1,195 @@
+"""``perflab bisect``: from a step between two releases or commits to the commits that made
+it (noisy bisection with the compare gate; see docs/bisect.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.markup import escape
+
+from perflab.bisect import commits as git_
+from perflab.bisect.driver import (
+    Point,
+    Settings,
+    State,
+    commit_points,
+    release_points,
+    run_bisect,
+    state_path,
+)
+from perflab.bisect.releases import as_version, between, index_versions, release_tag
+from perflab.bisect.render import lines, stage_dict, what_args
+from perflab.cli.app import err_console, json_option, main, output_option
+from perflab.cli.compare import DECISION_OPTIONS, gate_metric
+from perflab.cli.spec_options import base_spec, run_options
+from perflab.errors import PerflabError
+from perflab.files import atomic_write, home_dir
+from perflab.prepare import prepare
+from perflab.run.measure import validate
+from perflab.spec import RunSpec
+
+OPTIONS = [
+    click.option("--package", default="parsl", show_default=True, help="The package bisected."),
+    click.option("--good", required=True, metavar="A", help="Older end: release or commit."),
+    click.option("--bad", required=True, metavar="B", help="Newer end: release or commit."),
+    click.option("--repo", type=click.Path(), help="A git clone of the package (read only)."),
+    DECISION_OPTIONS[0],  # --threshold
+    DECISION_OPTIONS[2],  # --by
+    click.option("--alpha", type=float, default=0.05, show_default=True,
+                 help="Chance of any wrong decision over the whole search."),
+    click.option("--runs", type=int, default=10, show_default=True, help="Most runs per side."),
+    click.option("--min-runs", type=int, default=4, show_default=True,
+                 help="Runs per side before a comparison's first look."),
+    click.option("--fixed", is_flag=True, help="Always --runs runs per side (no early stop)."),
+    click.option("--max-culprits", type=int, default=3, show_default=True,
+                 help="Culprits followed at most (splits beyond are not followed)."),
+    click.option("--build", type=click.Choice(["venv", "tree"]), default="venv",
+                 show_default=True,
+                 help="A commit's tree pip-installed into a cached venv, or (tree: quicker, "
+                 "for a pure-Python package whose dependencies are installed here) its "
+                 "package directory first on PYTHONPATH."),
+    click.option("--explain", "explain_hunks", is_flag=True,
+                 help="List each culprit commit's hunks as explain's hunk screen groups them."),
+]  # fmt: skip
+
+
+def bisect_options(f: Any) -> Any:
+    for opt in reversed(OPTIONS):
+        f = opt(f)
+    return f
+
+
+@main.command("bisect")
+@run_options
+@bisect_options
+@output_option("Write bisect.json and bisect.html (the metric along the axis) in this folder.")
+@json_option
+def bisect_cmd(**o: Any) -> None:
+    """Which commits made the step between --good and --bad? Confirms the step with the
+    paired gate, bisects the releases the package index lists between them, then (with
+    --repo) the commits between the two releases found. Exit 0 done, 2 bad input."""
+    as_json = o["as_json"]
+    settings = _settings(o)
+    base = base_spec(o)
+    validate(base)
+    repo = git_.check_clone(Path(o["repo"]), o["package"]) if o["repo"] else None
+    result: dict[str, Any] = {
+        "package": o["package"], "good": o["good"], "bad": o["bad"],
+        "metric": settings.metric, "stages": [], "notes": [], "reused": 0, "state": [],
+    }  # fmt: skip
+    say = (
+        None
+        if as_json
+        else (lambda text: err_console.print(f"[dim]{escape(text)} …[/dim]", soft_wrap=True))
+    )
+    if _is_release(o["good"], repo) and _is_release(o["bad"], repo):
+        _releases(o, base, settings, repo, result, say)
+    elif repo is None:
+        raise PerflabError("commits need --repo (a git clone of the package)")
+    else:
+        good, bad = (git_.resolve(repo, o[k], o["package"]) for k in ("good", "bad"))
+        _commits(o, base, settings, repo, (good, bad), result, say)
+    result["state"] = ", ".join(result["state"])
+    _output(result, o)
+
+
+def _settings(o: dict[str, Any]) -> Settings:
+    metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, o["by_metric"])
+    if not 0 < o["alpha"] < 0.5 or not 0 < o["threshold"] < 1:
+        raise PerflabError("--alpha must be in (0, 0.5) and --threshold in (0, 1)")
+    if o["runs"] < 2 or o["max_culprits"] < 1:
+        raise PerflabError("--runs must be at least 2 and --max-culprits at least 1")
+    return Settings(metric, o["threshold"], o["alpha"], o["min_runs"], o["runs"], o["fixed"],
+                    o["max_culprits"], o["build"])  # fmt: skip
+
+
+def _is_release(end: str, repo: Path | None) -> bool:
+    """A release end: a version (and, with a clone, one of its tags names it)."""
+    return as_version(end) is not None and (repo is None or release_tag(repo, end) is not None)
+
+
+def _search(points: list[Point], base: RunSpec, settings: Settings, result: dict, say: Any) -> Any:
+    state = State(state_path(home_dir("bisect"), base, settings, [p.key for p in points]))
+    search = run_bisect(points, settings, state, say)
+    result["reused"] += state.reused
+    result["state"].append(str(state.path))
+    return search
+
+
+def _releases(o: dict, base: RunSpec, settings: Settings, repo: Path | None, result: dict,
+              say: Any) -> None:  # fmt: skip
+    """Bisect the releases between the ends; then the commits between each culprit release
+    and the one before it (with --repo, by the releases' tags)."""
+    package = o["package"]
+    versions = between(index_versions(package), o["good"], o["bad"])
+    points = release_points(base, package, versions, lambda s: prepare(s).spec)
+    search = _search(points, base, settings, result, say)
+    st = stage_dict("releases", points, search, {})
+    for c in st["culprits"]:
+        c["reproduce"] = [
+            " ".join(
+                [
+                    "perflab",
+                    "compare",
+                    "--package-a",
+                    f"{package}=={c['before']}",
+                    "--package-b",
+                    f"{package}=={c['key']}",
+                    *what_args(base, settings.metric),
+                ]
+            )
+        ]
+    result["stages"].append(st)  # fmt: skip
+    if repo is None:
+        if st["culprits"]:
+            result["notes"].append("give --repo (a clone of the package) to bisect the commits")
+        return
+    for c in st["culprits"]:
+        tags = [release_tag(repo, v) for v in (c["before"], c["key"])]
+        if None in tags:
+            result["notes"].append(f"no tag for {c['before']} or {c['key']}: commits not bisected")
+            continue
+        ends = tuple(git_.resolve(repo, str(t), package) for t in tags)
+        _commits(o, base, settings, repo, ends, result, say)  # type: ignore[arg-type]
+
+
+def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple[str, str],
+             result: dict, say: Any) -> None:  # fmt: skip
+    """Bisect the first-parent commits from ``ends[0]`` to ``ends[1]``."""
+    cache = home_dir("bisect", "trees")
+    commits = git_.commits_between(repo, *ends)
+    points = commit_points(repo, commits, base, settings, o["package"], lambda s: prepare(s).spec)
+    search = _search(points, base, settings, result, say)
+    st = stage_dict("commits", points, search, {"repo": str(repo)})
+    for c in st["culprits"]:
+        trees = [cache / c["before"], cache / c["key"]]
+        c["reproduce"] = [
+            f"git -C {repo} show {c['key'][:12]}",
+            " ".join(["perflab", "compare", "--source-a", str(trees[0]), "--source-b",
+                      str(trees[1]), *what_args(base, settings.metric)]),
+        ]  # fmt: skip
+        if o["explain_hunks"]:
+            from perflab.bisect.onward import commit_hunks, hunk_lines
+
+            c["hunk_groups"] = commit_hunks(trees[0], trees[1], o["package"])
+            c["hunks"] = hunk_lines(c["hunk_groups"])
+    result["stages"].append(st)
+
+
+def _output(result: dict[str, Any], o: dict[str, Any]) -> None:
+    if o["output"]:
+        from perflab.bisect.page import page
+
+        out = Path(o["output"])
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write(out / "bisect.json", json.dumps(result, indent=1))
+        atomic_write(out / "bisect.html", page(result))
+    if o["as_json"]:
+        click.echo(json.dumps(result))
+    else:
+        click.echo("\n".join(lines(result)))
+    sys.exit(0)

@@ -1,0 +1,119 @@
+"""``perflab bisect`` as a user runs it: bad input is one line and exit 2 with nothing
+stored; a range with no step stops after the confirmation; and one end-to-end bisection
+that builds commits of a synthetic clone through ``prepare`` and measures a command that
+imports the package."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from toyrepo import git, make_repo
+
+from perflab.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SCORE = (
+    'python -c "import random, toybis; toybis.work(); '
+    'print(toybis.core.COST * 1000 * (1 + random.gauss(0, 0.01)))"'
+)
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    root = tmp_path_factory.mktemp("bisect-cli") / "clone"
+    return root, make_repo(root, n=5, planted={3: 1.5}, tags={0: "v1.0", 4: "v1.1"})
+
+
+def cli(*args: str, home: Path, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(
+        main, ["bisect", *args], env={"PERFLAB_HOME": str(home), **(env or {})}
+    )
+
+
+def _bad(res: Result, says: str, home: Path) -> None:
+    assert res.exit_code == 2, res.output
+    assert res.stderr.count("\n") == 1 and says in res.stderr, res.stderr
+    assert not list((home / "bisect").glob("*.json")) if (home / "bisect").exists() else True
+
+
+def test_bad_input_is_one_line_exit_2_and_stores_nothing(
+    clone: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    repo, shas = clone
+    home = tmp_path / "home"
+    cmd = ["--package", "toybis", "--command", "echo 1", "--build", "tree"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    _bad(cli(*cmd, "--good", "a", "--bad", "b", "--repo", str(plain), home=home),
+         "not a git clone", home)  # fmt: skip
+    _bad(cli("--package", "other", "--good", shas[0], "--bad", shas[-1], "--repo", str(repo),
+             "--command", "echo 1", home=home), "not a clone of other", home)  # fmt: skip
+    _bad(cli(*cmd, "--good", shas[-1], "--bad", shas[0], "--repo", str(repo), home=home),
+         "ends swapped", home)  # fmt: skip
+    _bad(cli(*cmd, "--good", "nosuchref", "--bad", shas[-1], "--repo", str(repo), home=home),
+         "not a commit or release tag", home)  # fmt: skip
+    _bad(cli(*cmd, "--good", shas[0], "--bad", shas[2], home=home), "need --repo", home)
+
+
+def test_an_index_that_cannot_be_reached_is_one_line_exit_2(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_EXTRA_INDEX_URL": "",
+           "PIP_FIND_LINKS": "", "PIP_NO_INDEX": ""}  # fmt: skip
+    res = cli("--package", "toybis", "--good", "1.0", "--bad", "1.1", "--command", "echo 1",
+              home=home, env=env)  # fmt: skip
+    _bad(res, "package index", home)
+
+
+def test_a_range_with_no_step_says_so_and_runs_no_bisection(
+    clone: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    repo, shas = clone
+    home = tmp_path / "home"
+    args = ["--package", "toybis", "--good", shas[0], "--bad", shas[2], "--repo", str(repo),
+            "--build", "tree", "--command", "echo 100", "--runs", "4"]  # fmt: skip
+    res = cli(*args, "--json", home=home)
+    assert res.exit_code == 0, res.output
+    (stage,) = json.loads(res.stdout)["stages"]
+    assert stage["outcome"] == "no step" and len(stage["steps"]) == 1
+    assert stage["steps"][0]["runs"] == 8 and not stage["culprits"]
+    text = cli(*args, home=home).stdout
+    assert "no step between the ends: nothing to bisect" in text
+    assert "(1 comparisons reused)" in text
+
+
+@pytest.mark.slow
+def test_bisect_builds_commits_of_a_clone_and_names_the_culprit(
+    clone: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """Five commits, +50 % planted in the fourth: each commit's tree from `git archive`
+    through prepare, the command imports it; the clone is left as it was; a rerun resumes."""
+    repo, shas = clone
+    home = tmp_path / "home"
+    before = git(repo, "status", "--porcelain"), git(repo, "worktree", "list")
+    args = ["bisect", "--package", "toybis", "--good", "v1.0", "--bad", "main", "--repo",
+            str(repo), "--build", "tree", "--command", SCORE, "--runs", "6", "--explain",
+            "-o", str(tmp_path / "out")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(home)}
+    run = [sys.executable, "-m", "perflab", *args]
+    res = subprocess.run([*run, "--json"], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout)
+    (stage,) = out["stages"]
+    assert stage["axis"] == "commits" and stage["outcome"] == "found"
+    (c,) = stage["culprits"]
+    assert (c["sha"], c["pr"], c["before"]) == (shas[3], 103, shas[2])
+    assert 1.35 < c["step"]["ratio"] < 1.65 and c["share_low"] <= 1 <= c["share_high"] + 0.3
+    assert any("toybis.core:COST" in g["units"] for g in c["hunk_groups"])
+    assert (git(repo, "status", "--porcelain"), git(repo, "worktree", "list")) == before
+    page = (tmp_path / "out" / "bisect.html").read_text()
+    assert "<svg" in page and "slow path" in page
+    again = subprocess.run(run, capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert f"({len(stage['steps'])} comparisons reused)" in again.stdout
+    assert "comparing" not in again.stderr and "PR #103" in again.stdout

@@ -1,0 +1,73 @@
+"""A synthetic truth: a git repository of a small pure-Python package whose one function's
+cost is declared by each commit (``COST`` in ``toybis/core.py``), with planted slow commits."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00",
+}  # fmt: skip
+CORE = '''"""The one function whose cost the commits change."""
+
+COST = {cost!r}
+
+
+def work(n: int = 20000) -> float:
+    """A loop of ``COST × n`` steps; the command's score."""
+    total = 0.0
+    for i in range(int(COST * n)):
+        total += i % 7
+    return COST * 1000.0
+'''
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, **ENV}
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
+    ).stdout
+
+
+def make_repo(
+    root: Path,
+    n: int = 41,
+    planted: dict[int, float] | None = None,
+    tags: dict[int, str] | None = None,
+) -> list[str]:
+    """``n`` commits (commit 0 the good end); commit ``k`` in ``planted`` multiplies the cost
+    by its factor. Subjects carry PR numbers (``… (#100+k)``). Returns the shas, oldest first."""
+    planted = {13: 1.10, 29: 1.20} if planted is None else planted
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "toybis").mkdir()
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "toybis"\nversion = "1.3.0-dev"\n'
+    )
+    (root / "toybis" / "__init__.py").write_text("from toybis.core import work\n")
+    cost, shas = 1.0, []
+    for k in range(n):
+        cost = round(cost * planted.get(k, 1.0), 6)
+        (root / "toybis" / "core.py").write_text(CORE.format(cost=cost))
+        (root / "NOTES.txt").write_text(f"commit {k}\n")
+        git(root, "add", "-A")
+        subject = "slow path" if k in planted else f"tidy {k}"
+        git(root, "commit", "-q", "-m", f"{subject} (#{100 + k})")
+        shas.append(git(root, "rev-parse", "HEAD").strip())
+        if tags and k in tags:
+            git(root, "tag", tags[k])
+    return shas
+
+
+def declared_cost(repo: Path, sha: str) -> float:
+    """The cost a commit declares (what the simulated measurement measures)."""
+    text = git(repo, "show", f"{sha}:toybis/core.py")
+    m = re.search(r"^COST = ([0-9.]+)$", text, re.M)
+    assert m
+    return float(m.group(1))
