@@ -22,12 +22,14 @@ from perflab.tune.truths import TRUTHS
 
 
 def test_staged_search_finds_the_traps_optimum_and_its_interval_covers_the_truth() -> None:
-    """Six seeds at 300 runs: the recommendation within 5% of the optimum, with nothing in it
+    """Ten seeds at 300 runs: the recommendation within 5% of the optimum, with nothing in it
     that does nothing or harms, and a measured interval that covers the true speed-up, in at
-    least five (each is a random event; bench/best_set.py counts over 20 seeds)."""
+    least eight (each is a random event; bench/best_set.py counts over 20 seeds). Six seeds
+    with five needed left a 95% interval's two misses in six (3% by chance; 4 in 60 traps
+    seeds, docs/tune.md) a failure: 8 of 10 fails a calibrated interval with p 0.012."""
     tr = TRUTHS["traps"]
     within = clean = covered = 0
-    for seed in range(6):
+    for seed in range(10):
         rng = np.random.default_rng(seed + 100)
         res = Tuner(tr.factors, tr.cons, 300, seed=seed).run(
             lambda sets, stage, reason, rng=rng: list(tr.measure(sets, rng))
@@ -42,7 +44,7 @@ def test_staged_search_finds_the_traps_optimum_and_its_interval_covers_the_truth
         assert res.speedup.pairs >= 3 and res.runs <= 300
         names = [s.name for s in res.stages]
         assert names[:2] == ["screen", "focus"] and names[-1] == "final"
-    assert within >= 5 and clean >= 5 and covered >= 5, (within, clean, covered)
+    assert within >= 8 and clean >= 8 and covered >= 8, (within, clean, covered)
 
 
 def test_repair_always_returns_a_valid_set() -> None:

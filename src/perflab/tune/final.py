@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from perflab.campaign.designs.base import Constraints
-from perflab.tune.knockout import shortfall
+from perflab.tune.knockout import resolve_runs, shortfall
 from perflab.tune.levels import complete
-from perflab.tune.reduce import Evidence, level_sets, reduce
+from perflab.tune.reduce import Evidence, level_sets, reduce, shown_needed
 from perflab.tune.speedup import SpeedUp, paired_speedup
 
 #: Runs the sets (in the given order) and returns the metric (lower is better) of each.
@@ -39,8 +39,10 @@ class Stage:
 
 @dataclass
 class TuneResult:
-    """The recommended set (the search's pick reduced to what the data support), its measured
-    speed-up over the base, each level's set and speed-up, and how it was found."""
+    """The recommended set (the search's pick reduced to the members shown needed, each by
+    its own knock-out), its measured speed-up over the base, each level's set and speed-up,
+    and how it was found; ``fastest`` is the set the reduction kept (the recommended set plus
+    the members the budget could not resolve), with its own measured speed-up if it differs."""
 
     best: list[str]
     speedup: SpeedUp | None  # None: not measured (the base or the set failed), see why
@@ -53,6 +55,8 @@ class TuneResult:
     evidence: list[Evidence] = field(default_factory=list)
     levels: list[dict[str, Any]] = field(default_factory=list)
     why: str = ""  # why ``speedup`` is None
+    fastest: list[str] = field(default_factory=list)
+    fastest_speedup: SpeedUp | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,10 +71,24 @@ class TuneResult:
             "searched_set": self.searched,
             "evidence": [e.to_dict() for e in self.evidence],
             "dropped": sorted(f for e in self.evidence if not e.kept for f in e.factors),
-            # kept for want of runs (or on the search's word), not shown needed
-            "not_shown_needed": sorted(
-                f for e in self.evidence if e.kept and e.verdict != "slower" for f in e.factors
-            ),
+            # liked by the search, kept by the reduction for want of runs (untested, too few
+            # runs to tell, only with a slower group): not in the recommended set
+            "not_shown_needed": sorted(set(self.fastest) - set(self.best)),
+            "unresolved": [
+                {
+                    "factor": f,
+                    "verdict": e.verdict,
+                    "group": e.group,
+                    "runs_to_resolve": resolve_runs(e, self.evidence),
+                    "reason": e.reason,
+                }
+                for e in self.evidence
+                if e.kept
+                for f in e.factors
+                if f in set(self.fastest) - set(self.best)
+            ],  # fmt: skip
+            "fastest_set": self.fastest,
+            "fastest_measured": vars(self.fastest_speedup) if self.fastest_speedup else None,
             "more_runs_estimate": shortfall(self.evidence),
             "levels": self.levels,
         }
@@ -166,10 +184,16 @@ class Search:
         # 3 pairs on real HTEX left every step between levels within its noise)
         block = 1 + max(1, len({frozenset(s) for _, s in level_sets(searched, self.cons) if s}))
         runs = max(self.left - block * self.pairs, min(REDUCE_WANT, self.left - block * MIN_BLOCKS))
-        best, evidence = reduce(searched, self.obs, self.cons, knockout, max(runs, 0), self.rng)
+        # splitting a slower group comes first: it may take the final blocks down to their
+        # minimum (one more column: the fastest set, if it differs from the recommended one)
+        spare = max(0, self.left - (block + 1) * MIN_BLOCKS - max(runs, 0))
+        kept, evidence = reduce(
+            searched, self.obs, self.cons, knockout, max(runs, 0), self.rng, spare
+        )
+        best = shown_needed(kept, evidence, self.cons)
         looks = min(self.level_share, self.left - block * max(MIN_BLOCKS, self.pairs // 2))
         sets, looked = complete(best, self.cands, self.cons, self.obs, knock_in, looks, self.rng)
-        speedup, levels, why = self.final(best, sets, measure)
+        speedup, levels, why, fast = self.final(best, sets, measure, kept)
         for lv in levels:
             tried, added = looked[lv["level"]]
             lv.update(tried=tried, added=[e.to_dict() for e in added])
@@ -182,6 +206,8 @@ class Search:
             evidence=evidence,
             levels=levels,
             why=why,
+            fastest=sorted(kept),
+            fastest_speedup=fast,
             **{"active": [], **found},
         )
 
@@ -191,14 +217,22 @@ class Search:
         return round(LEVEL_SHARE * self.budget)
 
     def final(
-        self, best: set[str], levels: list[tuple[str, set[str]]], measure: Measure
-    ) -> tuple[SpeedUp | None, list[dict[str, Any]], str]:
+        self,
+        best: set[str],
+        levels: list[tuple[str, set[str]]],
+        measure: Measure,
+        fastest: set[str] | None = None,
+    ) -> tuple[SpeedUp | None, list[dict[str, Any]], str, SpeedUp | None]:
         """Blocks of the base and each distinct level set in random order: each set's speed-up
         from its block-paired runs (pairing cancels the machine's slow drift); a block where
         either run failed pairs nothing. Returns ``best``'s speed-up (None, and why, when
-        fewer than 2 pairs were measured) and the levels."""
+        fewer than 2 pairs were measured), the levels, and ``fastest``'s speed-up (measured
+        in the same blocks when it differs from ``best``)."""
         # best is always one of them: when it is empty, its pairs are base against base
-        distinct = list(dict.fromkeys([*(frozenset(s) for _, s in levels if s), frozenset(best)]))
+        fast = frozenset(fastest if fastest is not None else best)
+        distinct = list(
+            dict.fromkeys([*(frozenset(s) for _, s in levels if s), frozenset(best), fast])
+        )
         block = [frozenset(), *distinct]
         n = max(2, min(self.pairs, self.left // len(block)))  # 2: the least a t interval needs
         perms = [self.rng.permutation(len(block)) for _ in range(n)]
@@ -227,7 +261,7 @@ class Search:
             if gain is not None:
                 out[j]["over_nicer"] = {"level": levels[i][0], "confidence": conf, **vars(gain)}
         best_speed, why = speed[frozenset(best)]
-        return best_speed, out, why
+        return best_speed, out, why, speed[fast][0] if fast != frozenset(best) else None
 
     def run(self, measure: Measure) -> TuneResult:
         raise NotImplementedError

@@ -2,8 +2,9 @@
 
 A look runs ``best`` with some groups of members dropped (``knockout_design``) and fits one
 local model to every run near ``best`` so far: log time on which groups each run dropped,
-plus a column for each other factor in which a borrowed run differs from ``best`` and one for
-"measured during the search" (the search's runs were measured earlier: a block). The search's
+plus a column for each other factor in which a borrowed run differs from ``best``, one for
+"measured during the search" (the search's runs were measured earlier: a block) and one for
+the run's place in time (a machine's slow drift over the campaign). The search's
 runs near the set and the earlier looks' runs are thereby knock-out runs too, for free.
 
 Each look tests at ``ALPHA / LOOKS`` (Bonferroni over the looks, Holm over the groups within a
@@ -37,6 +38,8 @@ LOOKS = 3
 DROP_P = 0.25
 #: A search run is borrowed if it differs from the set in at most this many groups or factors.
 REACH = 1
+#: Runs near the set from which the local model has a time column (slow drift).
+DRIFT_MIN = 24
 #: A look whose 95% interval would be wider than this either side was blind to a cost this
 #: large (the tune's own tolerance): what it found inconclusive stays.
 MARGIN, Z95 = 0.05, 1.96
@@ -50,7 +53,8 @@ class Evidence:
     ``confidence`` (the look's level), from ``runs`` runs; ``verdict`` says what the set is
     without them: "slower" (significant, Holm, and beyond the threshold), "faster" (the
     interval ends below 1), "not slower" (it ends below the threshold), "inconclusive", or
-    "untested"."""
+    "untested", or "unresolved" (kept only with a slower group never split: no ratio of its
+    own, ``group`` names the group)."""
 
     factors: list[str]
     kept: bool
@@ -61,6 +65,7 @@ class Evidence:
     confidence: float | None = None
     runs: int = 0
     reason: str = ""
+    group: list[str] | None = None  # "unresolved": the group it was kept with, never split
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,7 +88,20 @@ def shortfall(evidence: list[Evidence]) -> int:
             se = math.log(e.ci_high / e.ci_low) / (2 * stats.norm.ppf((1 + e.confidence) / 2))
             more.append(math.ceil(e.runs * (Z95 * se / math.log1p(MARGIN)) ** 2) - e.runs)
     untested = sum(e.verdict == "untested" for e in evidence)
-    return max(more) + (least_runs(untested) if untested else 0)
+    groups = {tuple(e.group) for e in evidence if e.verdict == "unresolved" and e.group}
+    split = sum(least_runs(len(g)) for g in groups)
+    return max(more) + (least_runs(untested) if untested else 0) + split
+
+
+def resolve_runs(e: Evidence, evidence: list[Evidence]) -> int:
+    """About how many knock-out runs would resolve one member kept without being shown
+    needed: its inconclusive interval narrowed to a ``MARGIN`` cost, its group split, or a
+    look at every untested member. An estimate."""
+    if e.verdict == "unresolved" and e.group:
+        return least_runs(len(e.group))
+    if e.verdict == "untested":
+        return least_runs(sum(x.verdict == "untested" for x in evidence))
+    return shortfall([e])
 
 
 def knockout_design(m: int, runs: int, rng: np.random.Generator) -> np.ndarray:
@@ -128,7 +146,7 @@ def local_rows(
     most ``REACH`` groups and factors in all. Columns never depend on names: the model's fit
     is the same in any column order."""
     members = {f for g in groups for f in g}
-    gone, ys, block, diffs = [], [], [], []
+    gone, ys, block, diffs, when = [], [], [], [], []
     for i, (s, y) in enumerate(seen):
         row = [float(not set(g) <= s) for g in groups]
         if any(r and set(g) & s for r, g in zip(row, groups, strict=True)):
@@ -142,7 +160,12 @@ def local_rows(
         ys.append(y)
         block.append(float(i < search_n))
         diffs.append(other)
+        when.append(i / max(1, len(seen)))
     cols = [block] if 0 < sum(block) < len(block) else []
+    # the machine drifts over a campaign: the run's place in time is a covariate (``seen``
+    # is in run order), once there are runs enough that it costs little power
+    if len(ys) >= DRIFT_MIN and len(set(when)) > 1:
+        cols.append(when)
     for f in {f for d in diffs for f in d}:  # a set: the fit does not depend on column order
         cols.append([float(f in d) for d in diffs])
     n, m = len(ys), len(groups)

@@ -29,14 +29,34 @@ import statsmodels.api as sm
 
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
-from perflab.tune.knockout import LOOKS, THRESHOLD, Evidence, drop_sets, look, missing
+from perflab.tune.knockout import (
+    LOOKS,
+    THRESHOLD,
+    Evidence,
+    drop_sets,
+    least_runs,
+    look,
+    missing,
+)
 
-__all__ = ["THRESHOLD", "Evidence", "level_sets", "rank", "reduce", "support", "without"]
+__all__ = [
+    "THRESHOLD",
+    "Evidence",
+    "level_sets",
+    "rank",
+    "reduce",
+    "shown_needed",
+    "support",
+    "without",
+]
 
 #: Members whose one-sided p of "helps" in the search's runs is above this are tried as one.
 WEAK_P = 0.2
 #: Members with p at most this are presumed needed: they go only if shown harmless.
 STRONG_P = 0.01
+#: A split group's look gets this many times the least runs for its members, from the
+#: final blocks' spare runs if need be (splitting comes before any other use of runs).
+SPLIT_RUNS = 3
 
 
 def rank(factor: str, cons: Constraints) -> int:
@@ -86,15 +106,23 @@ def reduce(
     measure_sets: Callable[[list[set[str]]], list[float]],
     runs: int,
     rng: np.random.Generator,
+    spare: int = 0,
 ) -> tuple[set[str], list[Evidence]]:
-    """The members of ``best`` the data support, and the evidence for each, from at most
-    ``runs`` new runs in up to ``LOOKS`` knock-out looks around the set (tune/knockout.py).
+    """The members of ``best`` the data do not show unneeded (the fastest set the reduction
+    keeps), and the evidence for each, from at most ``runs`` new runs in up to ``LOOKS``
+    knock-out looks around the set (tune/knockout.py); ``shown_needed`` cuts it to what was
+    shown needed member by member.
 
     Members the search gave no evidence for (one-sided p above ``WEAK_P``) are first tried as
     one group: a test for each would cost runs and, through Holm, the power to keep the real
-    ones. A group shown needed is split into its members for the next look (on the last look
-    its members stay, with the group's evidence). Each look gets an even share of the runs
-    left, or what makes it testable if that is more."""
+    ones. A group shown needed is split into its members for the next look. Splitting comes
+    before any other use of runs: when the looks are spent (or the last look found a group
+    slower), one more look tests the split members, taking up to ``spare`` runs beyond
+    ``runs`` (the final blocks' runs beyond their minimum). It tests only members of groups
+    already shown slower (a gate: a group of nulls reaches it only through a false "slower").
+    A group still unsplit when no runs remain is "unresolved": each member kept with the
+    group, never carrying the group's ratio as its own. Each look gets an even share of the
+    runs left, or what makes it testable if that is more."""
     order = support(obs, sorted(best), cons)
     weak = [f for f, p in order if p > WEAK_P]
     if len(weak) in (1, len(order)):  # nothing to group, or no evidence to group by
@@ -114,13 +142,19 @@ def reduce(
     open_ = open_[: max(fits)]
     fixed: list[list[str]] = []  # groups settled by earlier looks: columns, not tested again
     lost = [0]  # runs of the looks that failed
-    for k in range(LOOKS):
-        left = runs - (len(seen) - start) - lost[0]
-        if not open_ or (k and left <= 0):
-            break
+    budget, split = runs, False  # split: open_ holds a slower group's members
+    parent: dict[str, Evidence] = {}  # a split member: its group's evidence
+    for k in range(LOOKS + 1):
+        used = len(seen) - start + lost[0]
         need = missing(seen, best, open_, start, fixed)
-        chunk = min(left, max(need, left // (LOOKS - k)))
-        last = k == LOOKS - 1 or chunk == left
+        if split and need > budget - used:
+            # splitting is the budget's first call: up to ``spare`` runs beyond ``runs``
+            budget = min(runs + spare, used + max(need, 2 * least_runs(len(open_))))
+        left = budget - used
+        if not open_ or (k and left <= 0) or (k == LOOKS and not split):
+            break
+        chunk = min(left, max(need, left // max(1, LOOKS - k)))
+        last = k >= LOOKS - 1 or chunk == left
 
         def measure(design: np.ndarray, ref: set[str] = current, g: list = open_) -> list:
             sets = drop_sets(ref, g, design, lambda b, d: without(b, d, cons))
@@ -132,20 +166,71 @@ def reduce(
 
         # the model stays around the search's pick: every run so far is near it
         evidence = look(best, open_, fixed, seen, measure, chunk, start, presumed, rng)
-        open_ = []
+        open_, slower = [], []
         for e in evidence:
             if e.verdict in ("faster", "not slower") or (last and not e.kept):
                 current = without(current, e.factors, cons)
                 settled.append(e)
                 fixed.append(e.factors)
-            elif e.verdict == "slower" and len(e.factors) > 1 and not last:
-                open_ += [[f] for f in e.factors]
+            elif e.verdict == "slower" and len(e.factors) > 1:
+                slower.append(e)
             elif last or e.verdict == "slower":
                 settled.append(e)
                 fixed.append(e.factors)
             else:
                 open_.append(e.factors)
+        used = len(seen) - start + lost[0]
+        more = missing(
+            seen, best, [*open_, *([f] for e in slower for f in e.factors)], start, fixed
+        )
+        avail = runs + spare - used
+        if slower and k < LOOKS and (not last or 0 < more <= avail or (more == 0 < avail)):
+            open_ += [[f] for e in slower for f in e.factors]
+            parent.update({f: e for e in slower for f in e.factors})
+            split = True
+            # enough to tell each member's own cost (a 7 % member of a group of 7 at 4 %
+            # noise: found in 2 of 8 seeds with the runs left, 7 of 8 with these)
+            want = SPLIT_RUNS * least_runs(len(parent))
+            budget = max(budget, min(runs + spare, used + want))
+        else:  # no runs left to split it: each member is kept with the group, unresolved
+            settled += [m for e in slower for m in unresolved(e)]
+            fixed += [e.factors for e in slower]
+    # what the runs left open: a split member stays with its group, anything else untested
+    for g in open_:
+        if g[0] in parent:
+            settled += [m for m in unresolved(parent[g[0]]) if m.factors == g]
+        else:
+            why = "kept, not tested: the runs ran out before its look"
+            settled.append(Evidence(g, True, "untested", reason=why))
     return without(current, set(), cons), settled
+
+
+def unresolved(e: Evidence) -> list[Evidence]:
+    """A group shown slower whose members were never tested alone: each member is kept with
+    the group, not resolved; the group's ratio stays the group's (in the reason), never the
+    member's own, and a split look of ``least_runs(len(group))`` runs would resolve it."""
+    group = ", ".join(e.factors)
+    ci = f"{e.ratio:.3f}x, CI {e.ci_low:.3f}-{e.ci_high:.3f}, {e.runs} runs"
+    out = []
+    for f in e.factors:
+        why = (
+            f"kept with {{{group}}}, not resolved: the group as a whole is slower without it "
+            f"(the group's ratio {ci}); {f} alone was never tested, so its own need is unknown"
+        )
+        out.append(Evidence([f], True, "unresolved", runs=0, reason=why, group=list(e.factors)))
+    return out
+
+
+def shown_needed(kept: set[str], evidence: list[Evidence], cons: Constraints) -> set[str]:
+    """The members of ``kept`` shown needed member by member (a look found the set slower
+    without it alone), with what they require: the recommended set."""
+    shown = {
+        e.factors[0] for e in evidence if e.kept and e.verdict == "slower" and len(e.factors) == 1
+    }
+    out = shown & kept
+    while more := {b for a, b in cons.requires if a in out and b in kept and b not in out}:
+        out |= more
+    return out
 
 
 def level_sets(best: set[str], cons: Constraints) -> list[tuple[str, set[str]]]:

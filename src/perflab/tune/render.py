@@ -64,13 +64,24 @@ def render(result: dict[str, Any]) -> str:
         lines.append("evidence (time without it / with it; a factor stays if measurably slower "
                      "without it):")  # fmt: skip
         for e in result["evidence"]:
-            lines.append(f"  {'kept' if e['kept'] else 'dropped':7s} {', '.join(e['factors'])}: "
-                         f"{e['reason']}")  # fmt: skip
+            state = "unresolved" if e["verdict"] == "unresolved" else (
+                "kept" if e["kept"] else "dropped"
+            )  # fmt: skip
+            lines.append(f"  {state:7s} {', '.join(e['factors'])}: {e['reason']}")
     if result.get("not_shown_needed"):
         lines.append(
-            f"not shown needed: {', '.join(result['not_shown_needed'])} (kept: too few runs to "
-            f"test them, see the evidence); about {result['more_runs_estimate']} more knock-out "
-            "runs would (an estimate: give a larger --budget)"
+            f"not shown needed (liked by the search, not in the recommended set: the budget "
+            f"could not resolve them; about {result['more_runs_estimate']} more knock-out runs "
+            "would, an estimate: give a larger --budget):"
+        )
+        for u in result.get("unresolved", []):
+            lines.append(f"  {u['factor']}: ~{u['runs_to_resolve']} runs; {u['reason']}")
+    if result.get("fastest_set") and result["fastest_set"] != result["best_set"]:
+        fm = result.get("fastest_measured")
+        lines.append(
+            f"fastest set found: {', '.join(result['fastest_set'])}: "
+            + (f"speed-up {_ratio(fm)}" if fm else "not measured")
+            + " (holds members not shown needed)"
         )
     if result.get("predicted_us"):
         lines.append(

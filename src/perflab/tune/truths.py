@@ -3,7 +3,9 @@
 Each truth has 17 to 20 candidate treatments (including a 4-level factor as three exclusive level
 columns ``L=1..3``; level 0 is "off"), a noise-free time ``T(X)`` for 0/1 rows ``X``, a
 catalog category per factor (for the nice levels), and a noisy measurement: multiplicative
-log-normal noise plus rare outliers (1% of runs 1.5–3×).
+log-normal noise plus rare outliers (1% of runs 1.5–3×, or exactly ``outlier_x``), and on
+the real-machine truths a slow drift over the campaign (``drift``: the log time rises by
+this much per 100 runs; ``campaign`` keeps the clock).
 """
 
 from __future__ import annotations
@@ -28,6 +30,19 @@ class Truth:
     time: Callable[[np.ndarray], np.ndarray]
     categories: dict[str, str]
     noise: float = 0.04
+    drift: float = 0.0
+    outlier_x: float = 0.0  # 0: outliers 1.5-3x at random
+
+    def campaign(self, rng: np.random.Generator) -> Callable[[list[list[str]]], np.ndarray]:
+        """``measure`` with a clock: each call's runs come after the last call's (drift)."""
+        clock = [0]
+
+        def run(sets: list[list[str]]) -> np.ndarray:
+            ys = self.measure(sets, rng, clock[0])
+            clock[0] += len(sets)
+            return ys
+
+        return run
 
     @property
     def cons(self) -> Constraints:
@@ -53,11 +68,13 @@ class Truth:
                 x[i, idx[f]] = 1
         return x
 
-    def measure(self, sets: list[list[str]], rng: np.random.Generator) -> np.ndarray:
-        t = self.time(self.matrix(sets))
+    def measure(self, sets: list[list[str]], rng: np.random.Generator, at: int = 0) -> np.ndarray:
+        """Noisy times of ``sets``, run in order from the campaign's run ``at`` on."""
+        t = self.time(self.matrix(sets)) * np.exp(self.drift * (at + np.arange(len(sets))) / 100)
         noisy = t * np.exp(rng.normal(0, self.noise, len(t)))
         outlier = rng.random(len(t)) < 0.01
-        return np.where(outlier, noisy * rng.uniform(1.5, 3.0, len(t)), noisy)
+        x = rng.uniform(1.5, 3.0, len(t)) if not self.outlier_x else self.outlier_x
+        return np.where(outlier, noisy * x, noisy)
 
     def all_valid(self) -> np.ndarray:
         """Every valid 0/1 row (the level columns exclusive), for the true optimum."""
@@ -152,6 +169,29 @@ def _sparse(x: np.ndarray) -> np.ndarray:
     return 1000 * m * 1.25 ** (c("x0") * c("x1"))
 
 
+GROUP_FACTORS = [f"x{j}" for j in range(4)] + ["g", "L=1", "L=2", "L=3", "h0", "h1"]
+GROUP_FACTORS += [f"n{j:02d}" for j in range(10)]
+GROUP_EFFECTS = {"x0": 0.6, "x1": 0.75, "x2": 0.8, "x3": 0.85, "g": 0.93,
+                 "L=1": 0.95, "L=2": 0.88, "L=3": 0.92, "h0": 1.05, "h1": 1.1}  # fmt: skip
+
+
+def _grouped(x: np.ndarray) -> np.ndarray:
+    """Four strong helpers (15–40 %), ``g`` worth 7 % (weak in a search's runs, so tried in
+    one group with the do-nothing factors), the 4-level L, two harmful and ten that do
+    nothing. 20 candidates."""
+    c = lambda f: _col(x, GROUP_FACTORS, f)  # noqa: E731
+    m = np.ones(len(x))
+    for f, eff in GROUP_EFFECTS.items():
+        m = m * eff ** c(f)
+    return 1000 * m
+
+
+GROUP_CATEGORIES = _cycle(
+    GROUP_FACTORS,
+    {"x0": "config_disable", "x1": "source_remove", "x2": "environment", "x3": "safe_config",
+     "g": "source_keep", "L=1": "safe_config", "L=2": "safe_config", "L=3": "safe_config"},
+)  # fmt: skip
+
 TRUTHS = {
     "generator": Truth(
         "generator",
@@ -194,4 +234,18 @@ TRUTHS = {
         ),  # fmt: skip
         noise=0.04,
     ),
+    # a helpful factor worth 7 % in the do-nothing group (issue 44)
+    "grouped": Truth("grouped", GROUP_FACTORS, _grouped, GROUP_CATEGORIES, noise=0.04),
+    # real machines: slow drift (+6 % per 100 runs) over the campaign
+    "drift": Truth("drift", GROUP_FACTORS, _grouped, GROUP_CATEGORIES, noise=0.04, drift=0.06),
+    # and rare 2x outliers (1 % of runs) on top of the drift
+    "outliers": Truth(
+        "outliers",
+        GROUP_FACTORS,
+        _grouped,
+        GROUP_CATEGORIES,
+        noise=0.04,
+        drift=0.06,
+        outlier_x=2.0,
+    ),  # fmt: skip
 }
