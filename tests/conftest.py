@@ -9,6 +9,13 @@ from pathlib import Path
 
 import psutil
 import pytest
+from hypothesis import settings
+
+# The suite's property tests draw the same examples on every run (CI must not turn red on a
+# draw); HYPOTHESIS_PROFILE=slow or nightly asks for more examples, drawn afresh.
+settings.register_profile("suite", derandomize=True, database=None)
+if not os.environ.get("HYPOTHESIS_PROFILE"):
+    settings.load_profile("suite")
 
 ROOT = Path(__file__).resolve().parent.parent
 PERFLAB = [sys.executable, "-m", "perflab"]

@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from perflab.display import guard_streams
 from perflab.errors import INTERNAL_ERROR, PerflabError
@@ -298,7 +299,9 @@ def shown_warnings() -> Iterator[None]:
         warnings.simplefilter("always")
         yield
     for w in caught:
-        err_console.print(f"[yellow]warning[/yellow]: {w.message}")
+        # one line, even past the terminal's width (a wrapped path cannot be copied back)
+        text = escape(str(w.message))
+        err_console.print(f"[yellow]warning[/yellow]: {text}", soft_wrap=True)
 
 
 def resolved(path: str | None) -> str | None:
