@@ -134,15 +134,17 @@ def test_every_figure_is_sound_or_not_drawn_with_its_reason(shape: str, tmp_path
 
 
 def test_the_demo_shaped_csv_draws_no_empty_panel_and_no_stray_key(tmp_path: Path) -> None:
-    """The defects seen in the demo's report: 1_means_keep_logs was an empty panel (the six
-    runs without the logging factors estimate no effect), 1_means_both a legend entry
-    without bars, 4_before_after_scatter a key with no label beside the panel."""
+    """The defects seen in the demo's report: 1_means_keep_logs was an empty panel, 1_means_both
+    a legend entry without bars, 4_before_after_scatter a key with no label beside the panel.
+    The six runs without the logging factors (six sets, four factors) now estimate the
+    effects with one residual degree of freedom (a drift term is fitted only where the sets
+    can carry it, issue 43), so both views are drawn, and ``assert_sound`` holds them to
+    having a bar for every key."""
     ctx = _imported_csv(tmp_path)
     drawn, reasons = assert_sound(ctx, tmp_path / "figures")
-    for name in ("1_means_keep_logs", "1_means_both"):
-        assert "cfg_noop_logging, src_submit_biglogs_remove" in reasons[name]
-        assert "estimate no factor's effect" in reasons[name]
-    assert "4_before_after_scatter" in drawn
+    assert ctx.analysis_without is not None
+    assert ctx.analysis_without["dataset"]["runs"] == 6
+    assert {"1_means_keep_logs", "1_means_both", "4_before_after_scatter"} <= drawn, reasons
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="scripts/setup installs Debian's chromium")
