@@ -93,11 +93,14 @@ def nothing_starts() -> Iterator[None]:
     from perflab.report import html as report_html
     from perflab.report import interactive
     from perflab.run import launch
+    from perflab.run import measure as run_measure
 
     saved = [
         (subprocess.Popen, "_execute_child", subprocess.Popen._execute_child),  # type: ignore[attr-defined]
         (socket.socket, "connect", socket.socket.connect),
         (launch, "warm", launch.warm),
+        # a fork server that an earlier test in this process started forks without Popen
+        (run_measure, "Supervisor", run_measure.Supervisor),
         (parsl_runner, "run_parsl", parsl_runner.run_parsl),
         (interactive, "bundle", interactive.bundle),
         (report_html, "write_report", report_html.write_report),
@@ -105,6 +108,7 @@ def nothing_starts() -> Iterator[None]:
     subprocess.Popen._execute_child = _popen_guard(saved[0][2])  # type: ignore[attr-defined]
     socket.socket.connect = _refuse  # type: ignore[method-assign]
     launch.warm = lambda: None
+    run_measure.Supervisor = _refuse  # type: ignore[assignment,misc]
     parsl_runner.run_parsl = _refuse
     # a report bundles Vega in JavaScript once per home: seconds of CPU that check no input
     interactive.bundle = lambda: ""
