@@ -42,8 +42,7 @@ def test_bundle_cuts_file_calls_and_imports_stay_right(
     monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / "home"))
     cat = load_catalogs([str(catalog(tmp_path, 'startup = { bundle = ["email.message"] }'))])
     cmd = f"{sys.executable} -c 'import email.message as m, sys; print(m.__file__)'"
-    # wall_s: no metric the program's hook would count, so only the bundle differs
-    base = RunSpec(command=cmd, metric="wall_s")
+    base = RunSpec(command=cmd)
     treated = treat(base, "sb", cat)
     assert "PYTHONPATH" in treated.env and "bundles" in treated.env["PYTHONPATH"]
     res = profile(base, ["syscalls"], tmp_path / "out", against=treated, keep_trace=True)
@@ -53,8 +52,9 @@ def test_bundle_cuts_file_calls_and_imports_stay_right(
     def lookups(run: dict) -> int:
         return sum(v for k, v in run["syscalls"]["total"].items() if k != "fstat")
 
-    # a one-module bundle: the interpreter's own start-up (~200 lookups) is the floor
-    assert lookups(a) >= 2 * lookups(b), (lookups(a), lookups(b))
+    # a one-module bundle: the interpreter's own start-up (~200 lookups) and perflab's hook,
+    # which every command run gets (docs/user-programs.md, ~100), are the floor
+    assert lookups(a) >= 1.6 * lookups(b), (lookups(a), lookups(b))
     # the bundled module keeps its real file (data files and getsource still work)
     printed = Path(b["record"]["measurement"]["run_dir"], "stdout.txt").read_text().split()
     import email.message

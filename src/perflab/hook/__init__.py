@@ -103,17 +103,6 @@ HOOK_FILES = {
 }
 
 
-#: Command metrics the hook can supply when the program prints no score (its task count).
-COUNTED_METRICS = ("us_per_task", "tasks_per_s")
-
-
-def needed(spec: RunSpec) -> bool:
-    """Whether a command's run needs the hook: factors to apply, transformed packages whose
-    import it proves, or a metric its task count may supply. Otherwise it stays out of the
-    program's start-up (its imports would be measured too, e.g. by a syscall profile)."""
-    return bool(spec.hook or spec.transforms or spec.metric in COUNTED_METRICS)
-
-
 def arm(env: dict[str, str], spec: RunSpec, run_dir: Path) -> None:
     """Put the hook into a command's run: its files in the (0700) run directory, and its
     folder first on the command's ``PYTHONPATH`` (``env`` is changed in place). The

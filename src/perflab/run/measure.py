@@ -17,7 +17,7 @@ from perflab.engines.base import ExecutorEngine
 from perflab.errors import PerflabError, insecure_refusal
 from perflab.factors.sources import tree_package
 from perflab.files import create_private, home_dir, perflab_home, private_dir
-from perflab.hook import arm, needed
+from perflab.hook import arm
 from perflab.prepare import Prepared, prepare
 from perflab.run import envinfo, launch, phases
 from perflab.run.fill import disk_full, fill
@@ -112,7 +112,7 @@ def measure(spec: RunSpec) -> RunRecord:
             raise OSError(prepared.unmade)
         if prepared.failed is None:
             job = _job(prepared, run_dir)
-            if spec.command is not None and needed(spec):  # the program's treatments, proven
+            if spec.command is not None:  # the hook: treatments reach the program, with proof
                 arm(job["env"], prepared.spec, run_dir)
             create_private(run_dir / "job.json", json.dumps(job))  # the whole environment
     except OSError as exc:  # the machine's fault (disk full, no permission): not measured
