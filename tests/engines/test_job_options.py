@@ -110,15 +110,3 @@ def test_saga_catalog_factors_set_engine_options() -> None:
     assert spec.engine_options["services"] in (4, "4")
     with pytest.raises(PerflabError):
         treat(RunSpec(target="shell", workload="noop", tasks=1), "saga_services=4", catalog)
-
-
-def test_a_hanging_bashrc_is_named_before_saga_starts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from perflab.engines.saga import check_interactive_bash
-
-    monkeypatch.setenv("HOME", str(tmp_path))
-    check_interactive_bash(limit_s=10)  # no .bashrc: starts at once
-    (tmp_path / ".bashrc").write_text("exec sleep 30\n")  # exec: nothing outlives the kill
-    with pytest.raises(RuntimeError, match=r"bash -i -c true.*\.bashrc"):
-        check_interactive_bash(limit_s=1)

@@ -236,14 +236,18 @@ def test_sshd_in_a_private_tmp_directory_admits_only_its_own_key(
         assert public(socks) == []
         assert any(port == sshd.port for _, port, _ in socks)
         proc = subprocess.run(
-            [str(sshd.client_bin / "ssh"), "-p", str(sshd.port), "127.0.0.1", "id -un"],
+            [str(sshd.client_bin / "ssh"), "-p", str(sshd.port), "127.0.0.1", "id -un; echo $HOME"],
             capture_output=True,
             text=True,
             timeout=30,
             stdin=subprocess.DEVNULL,
         )
         assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.strip() == sshd.user
+        user, home = proc.stdout.split()
+        assert user == sshd.user
+        # the session's home is the run's own, empty: the user's start-up files are not
+        # measured (and a stale pyenv lock in his ~/.bashrc hung every session a minute)
+        assert Path(home) == sshd.workdir / "home" and not any(Path(home).iterdir())
         # the same key, from another loopback address or for another user: refused
         # (``from="127.0.0.1"``; AllowUsers, and sshd reads the file as that user, who
         # cannot enter the 0700 directory)

@@ -160,3 +160,20 @@ def _name(pid: int) -> str:
         return str(psutil.Process(pid).name())
     except psutil.Error:
         return "?"
+
+
+def test_the_users_start_up_files_do_not_reach_a_fork_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """saga's fork:// shell is ``$SHELL -i``; an interactive bash would run ~/.bashrc, and one
+    that hangs (pyenv's init on a stale lock waits a minute) would fail every job service."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in (".bashrc", ".profile"):
+        (home / name).write_text("exec sleep 120\n")  # exec: nothing outlives the run
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    exe, out = _argv_job(tmp_path)
+    rec = _exec_run(tmp_path / "runs", exe, "x", mode="run_job", endpoint="fork")
+    assert rec.status == "ok", rec.error
+    assert out.read_text() == _record(["x"]) * 2

@@ -27,7 +27,6 @@ import os
 import re
 import shlex
 import signal
-import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -61,8 +60,6 @@ SSH_TIMEOUT_S = 10
 SETTLE_TIMEOUT_S = 120.0
 #: Seconds the job services get to close before their processes are stopped by PID.
 CLOSE_TIMEOUT_S = 10.0
-#: How long ``bash -i`` may take to start before saga's fork:// shell is called broken.
-SHELL_START_LIMIT_S = 20.0
 
 
 #: Characters a run_job line escapes: all but those that shlex.quote leaves bare.
@@ -114,26 +111,6 @@ def _last_line(path: Path) -> str:
     except OSError:
         return ""
     return lines[-1] if lines else ""
-
-
-def check_interactive_bash(limit_s: float = SHELL_START_LIMIT_S) -> None:
-    """saga's fork:// shell is ``/bin/bash -i``, so it runs the user's ``.bashrc``; one that
-    hangs (e.g. a stale ``~/.pyenv/shims/.pyenv-shim`` lock left by a killed shell makes
-    ``pyenv rehash`` wait 60 s) would fail every job service with an opaque pty timeout."""
-    try:
-        subprocess.run(
-            ["/bin/bash", "-i", "-c", "true"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=limit_s,
-        )
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(
-            f"`bash -i -c true` took over {limit_s:.0f} s: saga's fork:// shell runs ~/.bashrc, "
-            "which hangs here (a stale lock such as ~/.pyenv/shims/.pyenv-shim?); "
-            "check with `time bash -i -c true`"
-        ) from None
 
 
 @ENGINES.register
@@ -194,7 +171,11 @@ class SagaEngine(JobEngine):
         if self.opts["url"]:
             urls = [str(self.opts["url"])]
         elif self.opts["endpoint"] == "fork":
-            check_interactive_bash()
+            # saga's fork:// shell is ``$SHELL -i``: an interactive bash would run the user's
+            # ~/.bashrc (measured, and pyenv's init there waits a minute on a stale lock);
+            # sh -i reads only $ENV
+            os.environ["SHELL"] = "/bin/sh"
+            os.environ.pop("ENV", None)
             urls = ["fork://localhost/"]
         else:
             urls = self._start_sshds(int(self.opts["endpoints"]))
