@@ -11,19 +11,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from cliprops import examples
 from perflab.campaign.dataset import read_csv
 from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
 
-EXAMPLES = settings(
-    max_examples=2000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-    database=None,
-)
+#: 200 examples a property in the suite (2,000 in the slow profile, drawn afresh).
+EXAMPLES = examples(200)
 TMP = Path(tempfile.mkdtemp(prefix="perflab-fuzz-"))
 
 # --- CSV ------------------------------------------------------------------------------------
