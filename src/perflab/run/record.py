@@ -51,7 +51,7 @@ def metric_problem(name: str, value: float) -> str | None:
 DATASET_COLUMNS = ["run_id", "timestamp", "status", *METRICS, "treatments"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunRecord:
     """One measured run. Metrics are None when the run did not produce them."""
 
