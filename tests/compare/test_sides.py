@@ -25,9 +25,7 @@ def test_side_options_go_through_the_package_interpreter_and_patch_kinds(
         kind = FACTOR_KINDS.get(name)
         real = kind.apply
 
-        def spy(
-            spec: RunSpec, key: str, value: Any, real: Any = real, name: str = name
-        ) -> RunSpec:
+        def spy(spec: RunSpec, key: str, value: Any, real: Any = real, name: str = name) -> RunSpec:
             applied.append((name, value))
             out: RunSpec = real(spec, key, value)
             return out
