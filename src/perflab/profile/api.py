@@ -72,7 +72,8 @@ def profile_one(
         "note": "profiled run: slowed by its tracer; never stored with timing runs",
     }
     record = replace(record, measurement={**record.measurement, "profile": profile})
-    run_dir = Path(record.measurement["run_dir"]) if record.measurement.get("run_dir") else None
+    kept = record.measurement.get("run_dir")
+    run_dir = Path(kept) if kept else None
     tasks = _read_json(run_dir / "timeline.json") if run_dir else None
     trace = parse_file(str(trace_file)) if strace and trace_file.exists() else None
     stream = _read_json(run_dir / "engine_stream.json") if run_dir else None

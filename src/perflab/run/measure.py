@@ -23,7 +23,7 @@ from perflab.prepare import Prepared, prepare
 from perflab.run import envinfo, launch, phases
 from perflab.run.fill import disk_full, fill
 from perflab.run.launch import Supervisor
-from perflab.run.record import METRICS, RunRecord
+from perflab.run.record import METRICS, Measurement, RunRecord
 from perflab.spec import RunSpec
 from perflab.workloads import WORKLOADS
 
@@ -125,7 +125,7 @@ def measure(spec: RunSpec | Prepared) -> RunRecord:
         sup = _supervise(spec, run_dir)
     record = fill(replace(record, ended_at=_now()), spec, sup, run_dir)
     # what the caller side knows, after fill's keys (the record's key order is its contract)
-    more: dict[str, Any] = {"patched_tree": str(prepared.patched) if prepared.patched else None}
+    more: Measurement = {"patched_tree": str(prepared.patched) if prepared.patched else None}
     if prepared.transformed:
         more["transformed"] = list(prepared.transformed)
     if record.status == "ok" and not spec.keep_run_dir:
