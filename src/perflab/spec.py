@@ -14,9 +14,10 @@ COMMAND_TARGET = "command"
 DEFAULT_TIME_S = 5.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunSpec:
-    """One run of a target.
+    """One run of a target: frozen, so a stage hands on a new spec (``dataclasses.replace``)
+    and never changes the one it was given.
 
     Either ``target`` names an engine (with ``workload``), or ``command`` is a black-box
     shell command (``target`` is then ``"command"``).  Exactly one of ``tasks`` and
@@ -83,11 +84,13 @@ class RunSpec:
         if self.command is not None:
             # A black-box command is its own target; it runs where it was asked for, so a
             # campaign resumed from elsewhere still finds its files.
-            self.target, self.workload = COMMAND_TARGET, None
+            object.__setattr__(self, "target", COMMAND_TARGET)
+            object.__setattr__(self, "workload", None)
             if self.cwd is None:
-                self.cwd = os.getcwd()
+                object.__setattr__(self, "cwd", os.getcwd())
         elif self.tasks is None and self.time_s is None:
-            self.time_s = DEFAULT_TIME_S
+            # the defaults are settled while the spec is built (frozen: no one else may)
+            object.__setattr__(self, "time_s", DEFAULT_TIME_S)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

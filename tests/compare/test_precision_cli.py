@@ -15,6 +15,7 @@ import perflab.cli  # noqa: F401  (registers the verbs)
 import perflab.cli.precision as verb
 import perflab.compare.planned as pc
 from perflab.cli.app import main
+from perflab.prepare import Prepared
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
 
@@ -29,8 +30,9 @@ class FakeMachine:
         self.calls = 0
         self.slower = slower
 
-    def __call__(self, spec: RunSpec) -> RunRecord:
+    def __call__(self, spec: RunSpec | Prepared) -> RunRecord:
         self.calls += 1
+        spec = spec.spec if isinstance(spec, Prepared) else spec
         n = spec.tasks or 1000
         m = max(1, spec.window_splits)
         beta = SD_B * self.rng.standard_normal()
@@ -40,12 +42,15 @@ class FakeMachine:
             for _ in range(m)
         ]
         wall = sum(subs)
-        rec = RunRecord("r", "", "", spec.target, spec.workload, "ok", tasks=n, wall_s=wall)
-        rec.us_per_task = wall * 1e6 / n
-        rec.measurement["phases"] = {"total": FIXED_S + TASK_S * n, "window": TASK_S * n}
+        measurement: dict[str, Any] = {
+            "phases": {"total": FIXED_S + TASK_S * n, "window": TASK_S * n}
+        }
         if m > 1:
-            rec.measurement["window_splits"] = [{"tasks": n // m, "wall_s": w} for w in subs]
-        return rec
+            measurement["window_splits"] = [{"tasks": n // m, "wall_s": w} for w in subs]
+        return RunRecord(
+            "r", "", "", spec.target, spec.workload, "ok", tasks=n, wall_s=wall,
+            us_per_task=wall * 1e6 / n, measurement=measurement,
+        )  # fmt: skip
 
 
 def cli(home: Path, *args: str) -> Result:

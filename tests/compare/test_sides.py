@@ -25,9 +25,10 @@ def test_side_options_go_through_the_package_interpreter_and_patch_kinds(
         kind = FACTOR_KINDS.get(name)
         real = kind.apply
 
-        def spy(spec: RunSpec, key: str, value: Any, real: Any = real, name: str = name) -> None:
+        def spy(spec: RunSpec, key: str, value: Any, real: Any = real, name: str = name) -> RunSpec:
             applied.append((name, value))
-            real(spec, key, value)
+            out: RunSpec = real(spec, key, value)
+            return out
 
         monkeypatch.setattr(kind, "apply", spy)
     (tmp_path / "fix.diff").write_text(DIFF)

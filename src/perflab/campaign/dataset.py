@@ -202,6 +202,14 @@ def read_csv(path: str | Path, campaign: str, metric: str = "us_per_task") -> li
         ts = _timestamp(cells["timestamp"], where) if cells.get("timestamp") else ""
         if not ts:
             raise PerflabError(f"{where}: no timestamp")
+        scores: dict[str, Any] = {
+            m: int(v) if m in INTEGER_METRICS else v for m, v in values.items()
+        }
+        if metric == "tasks_per_s" and "us_per_task" not in scores:
+            us = 1e6 / values[metric] if values.get(metric) else None
+            if us is not None and metric_problem("us_per_task", us):
+                raise PerflabError(f"{where}: tasks_per_s {values[metric]!r} is out of range")
+            scores["us_per_task"] = us
         rec = RunRecord(
             run_id=cells.get("run_id") or uuid.uuid4().hex[:16],
             campaign=campaign,
@@ -212,17 +220,8 @@ def read_csv(path: str | Path, campaign: str, metric: str = "us_per_task") -> li
             status=status,
             treatments=sorted(treatments),
             measurement={"imported_from": str(path), "line": n},
+            **scores,
         )
-        for m, v in values.items():
-            setattr(
-                rec,
-                m,
-                int(v) if m in INTEGER_METRICS else v,
-            )
-        if metric != "us_per_task" and rec.us_per_task is None and metric == "tasks_per_s":
-            rec.us_per_task = 1e6 / values[metric] if values.get(metric) else None
-            if rec.us_per_task is not None and metric_problem("us_per_task", rec.us_per_task):
-                raise PerflabError(f"{where}: tasks_per_s {values[metric]!r} is out of range")
         records.append(rec)
     if not records:
         raise PerflabError(f"{path}: no data rows")

@@ -7,6 +7,7 @@ import re
 import time
 import warnings
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -157,8 +158,7 @@ def planned_specs(store: Store, name: str) -> Iterator[tuple[int, RunSpec]]:
             spec = RunSpec.from_dict(explicit[seq]["spec"])
         else:
             spec = treat(base, treatments, catalog)
-        spec.campaign = name
-        yield seq, spec
+        yield seq, replace(spec, campaign=name)
 
 
 def check_run(

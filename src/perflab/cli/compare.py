@@ -321,12 +321,13 @@ def calibrate(
         raise PerflabError(f"--runs must be at least {cal.MIN_CALIBRATION_RUNS}")
     if simulations < 10:
         raise PerflabError("--simulations must be at least 10")
-    spec = prepare(spec).spec
+    prepared = prepare(spec)  # once, for every run
+    spec = prepared.spec
     values = []
     for i in range(runs):
         if not as_json:
             err_console.print(f"[dim]run {i + 1}/{runs} …[/dim]")
-        rec = measure(spec)
+        rec = measure(prepared)
         value = metric_value(rec, metric) if rec.status == "ok" else None
         if value is None:
             click.echo(f"perflab: run {rec.run_id} {rec.status}: {rec.error}", err=True)

@@ -57,12 +57,13 @@ def precision(
     tasks = spec.tasks or 2000
     spec = dataclasses.replace(spec, tasks=tasks, time_s=None, window_splits=splits)
     validate(spec)
-    spec = prepare(spec).spec
+    prepared = prepare(spec)  # once, for every run
+    spec = prepared.spec
     got = []
     for i in range(runs):
         if not as_json:
             err_console.print(f"[dim]run {i + 1}/{runs} …[/dim]")
-        rec = measure(spec)
+        rec = measure(prepared)
         one = mp.from_record(rec.to_dict(), metric) if rec.status == "ok" else None
         if one is None:
             click.echo(f"perflab: run {rec.run_id} {rec.status}: {rec.error}", err=True)

@@ -237,6 +237,5 @@ def _noise_note(
 
 
 def _no_metric(rec: RunRecord, metric: str) -> RunRecord:
-    bad = dataclasses.replace(rec)
-    bad.error = f"run {rec.run_id} has no positive value of metric {metric!r}"
-    return bad
+    why = f"run {rec.run_id} has no positive value of metric {metric!r}"
+    return dataclasses.replace(rec, error=why)

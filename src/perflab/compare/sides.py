@@ -4,7 +4,6 @@ source tree or patch. Each option is the effect of a factor kind (``interpreter`
 
 from __future__ import annotations
 
-import copy
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -32,23 +31,21 @@ def side_spec(
     requirements, source tree and patch added; each checked, errors naming the option."""
     if treatments or catalogs:
         spec = treat(spec, treatments, load_catalogs(list(catalogs or ())))
-    else:
-        spec = copy.deepcopy(spec)  # the kinds change the spec they are given
     if python:
         spec = _python(spec, python)
     reqs = [*packages, *([os.path.abspath(source)] if source else [])]
     if reqs:
-        _effect(spec, "package", "package", reqs, "--package")
+        spec = _effect(spec, "package", "package", reqs, "--package")
     if patch:
         spec = _patch(spec, Path(patch))
     return spec
 
 
-def _effect(spec: RunSpec, kind: str, key: str, value: Any, where: str) -> None:
-    """One effect put into ``spec`` by its kind, checked first as a catalog's would be."""
+def _effect(spec: RunSpec, kind: str, key: str, value: Any, where: str) -> RunSpec:
+    """``spec`` with one effect put in by its kind, checked first as a catalog's would be."""
     k = FACTOR_KINDS.get(kind)
     k.check(value, where)
-    k.apply(spec, key, value)
+    return k.apply(spec, key, value)
 
 
 def _python(spec: RunSpec, python: str) -> RunSpec:
@@ -56,7 +53,9 @@ def _python(spec: RunSpec, python: str) -> RunSpec:
     venv's python (or a venv directory) -> used as it is; another path -> a private venv."""
     found = discovered_interpreters()
     if python in found:
-        _effect(spec, "interpreter", "python", {"path": found[python], "venv": True}, "--python")
+        spec = _effect(
+            spec, "interpreter", "python", {"path": found[python], "venv": True}, "--python"
+        )
         return replace(spec, treatments=sorted([*spec.treatments, f"python{python}"]))
     if os.sep not in python:
         raise PerflabError(
@@ -67,8 +66,7 @@ def _python(spec: RunSpec, python: str) -> RunSpec:
     if not os.access(path, os.X_OK):
         raise PerflabError(f"--python {python!r}: {path} is not an executable")
     is_venv = (Path(path).parent.parent / "pyvenv.cfg").is_file()
-    _effect(spec, "interpreter", "python", {"path": path, "venv": not is_venv}, "--python")
-    return spec
+    return _effect(spec, "interpreter", "python", {"path": path, "venv": not is_venv}, "--python")
 
 
 def _patch(spec: RunSpec, diff: Path) -> RunSpec:
@@ -80,5 +78,5 @@ def _patch(spec: RunSpec, diff: Path) -> RunSpec:
         raise PerflabError(f"--patch {diff}: not a unified diff with b/ paths")
     package = targets[0].split("/", 1)[0]
     value = {"package": package, "diff": str(diff.resolve()), "factor": diff.name}
-    _effect(spec, "patch", "patch", value, f"--patch {diff}")
+    spec = _effect(spec, "patch", "patch", value, f"--patch {diff}")
     return replace(spec, treatments=sorted([*spec.treatments, f"patch:{diff.name}"]))

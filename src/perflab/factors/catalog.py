@@ -12,10 +12,9 @@ requires = []
 
 from __future__ import annotations
 
-import copy
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -207,16 +206,15 @@ class Catalog:
                     raise PerflabError(f"factor {name!r} requires {req!r}")
 
     def apply(self, spec: RunSpec, treatments: list[Treatment]) -> RunSpec:
-        """A copy of ``spec`` with every treatment's effects in force."""
-        spec = copy.deepcopy(spec)
+        """``spec`` with every treatment's effects in force (a new spec; the kinds hand on
+        new tables, so the caller's spec and its tables stay as they were)."""
         for t in treatments:
             factor = self.get(t.factor)
             for key, value in factor.effects.items():
                 kind = kind_of(key)
                 kind.check(value, f"factor {t.factor}")
-                kind.apply(spec, key, substitute(value, t.level))
-        spec.treatments = [str(t) for t in treatments]
-        return spec
+                spec = kind.apply(spec, key, substitute(value, t.level))
+        return replace(spec, treatments=[str(t) for t in treatments])
 
 
 def _match_level(factor: Factor, raw: str) -> Any:

@@ -6,6 +6,7 @@ what the catalog knows about a study's factors, as plain data for the analysis."
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from typing import Any
 
 from perflab.errors import PerflabError
@@ -93,6 +94,7 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
         raise PerflabError(f"factor {twice[0]!r} given twice")
     catalog.check_set(names)
     out = catalog.apply(spec, parsed)
+    hook = dict(out.hook)
     for tr in through:
         for key, value in catalog.get(tr.factor).effects.items():
             kind = kind_of(key)
@@ -103,12 +105,11 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
                     raise PerflabError(
                         f"factor {tr.factor!r} cannot reach a command's program: {why}"
                     )
-                out.hook[str(tr)] = ops
+                hook[str(tr)] = ops
             else:
                 kind.check(value, f"factor {tr.factor}")
-                kind.apply(out, key, value)
-    out.treatments = sorted([*out.treatments, *map(str, through), *bare])
-    return out
+                out = kind.apply(out, key, value)
+    return replace(out, hook=hook, treatments=sorted([*out.treatments, *map(str, through), *bare]))
 
 
 def _binds_command(catalog: Catalog, name: str) -> bool:

@@ -65,14 +65,15 @@ def profile_one(
         params=dict(spec.params),
         env=dict(spec.env),
     )
-    record = measure(run)
-    _accept_scoreless(record)
-    record.measurement["profile"] = {
+    record = _accept_scoreless(measure(run))
+    profile = {
         "kinds": kinds,
         "tracer": _strace_version(strace) if strace else None,
         "note": "profiled run: slowed by its tracer; never stored with timing runs",
     }
-    run_dir = Path(record.measurement["run_dir"]) if record.measurement.get("run_dir") else None
+    record = replace(record, measurement={**record.measurement, "profile": profile})
+    kept = record.measurement.get("run_dir")
+    run_dir = Path(kept) if kept else None
     tasks = _read_json(run_dir / "timeline.json") if run_dir else None
     trace = parse_file(str(trace_file)) if strace and trace_file.exists() else None
     stream = _read_json(run_dir / "engine_stream.json") if run_dir else None
@@ -97,11 +98,13 @@ def profile_one(
     return {"label": label, "record": record.to_dict(), **results}
 
 
-def _accept_scoreless(record: RunRecord) -> None:
+def _accept_scoreless(record: RunRecord) -> RunRecord:
     """A command profiled for its calls need not print a score: exit 0 is a good run."""
     if record.measurement.get("bad_score") and record.measurement.get("returncode") == 0:
-        record.status, record.error = "ok", None
-        record.measurement["score"] = None
+        return replace(
+            record, status="ok", error=None, measurement={**record.measurement, "score": None}
+        )
+    return record
 
 
 def _read_json(path: Path) -> Any:

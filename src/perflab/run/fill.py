@@ -18,6 +18,9 @@ from perflab.spec import RunSpec
 
 STDERR_TAIL = 2000
 
+#: A run record's fields while they are worked out here; the record is built once from them.
+Draft = dict[str, Any]
+
 
 def _log_bytes(run_dir: Path) -> int:
     total = 0
@@ -51,17 +54,26 @@ def disk_full(run_dir: Path, error: str) -> str | None:
     return None
 
 
-def _infrastructure(record: RunRecord, cause: str, detail: str) -> None:
+def _infrastructure(r: Draft, cause: str, detail: str) -> None:
     """Mark a run that the machine spoiled: ``failed`` with the real cause, and flagged so a
     campaign keeps it as unmeasured (retried on resume) rather than done."""
-    record.status = "failed"
-    record.error = "\n".join(x for x in (cause, detail) if x)
-    record.measurement["infrastructure"] = cause
+    r["status"] = "failed"
+    r["error"] = "\n".join(x for x in (cause, detail) if x)
+    r["measurement"]["infrastructure"] = cause
 
 
-def fill(record: RunRecord, spec: RunSpec, sup: dict[str, Any], run_dir: Path) -> None:
+def fill(record: RunRecord, spec: RunSpec, sup: dict[str, Any], run_dir: Path) -> RunRecord:
+    """``record`` (as the run started) completed from what the run left: the supervisor's
+    counters and windows, the result or score, the status and error. A new record: the
+    fields are worked out first, then the record is built from them."""
+    r = record.to_dict()
+    _fill(r, spec, sup, run_dir)
+    return RunRecord.from_dict(r)
+
+
+def _fill(r: Draft, spec: RunSpec, sup: dict[str, Any], run_dir: Path) -> None:
     cores = os.cpu_count() or 1
-    record.measurement = {
+    r["measurement"] = {
         "source": sup.get("source"),
         "run_dir": str(run_dir),
         "outlived": sup.get("outlived", []),
@@ -72,83 +84,83 @@ def fill(record: RunRecord, spec: RunSpec, sup: dict[str, Any], run_dir: Path) -
         # which process measured: the driver, or a Parsl worker of a scale-out campaign
         "measured_by": {"host": socket.gethostname(), "pid": os.getpid()},
     }
-    record.log_bytes = _log_bytes(run_dir)
-    record.peak_rss_bytes = sup.get("peak_rss_bytes")
+    r["log_bytes"] = _log_bytes(run_dir)
+    r["peak_rss_bytes"] = sup.get("peak_rss_bytes")
     stderr_tail = _tail(run_dir / "stderr.txt")
 
     if sup.get("infrastructure"):
-        _infrastructure(record, str(sup["infrastructure"]), stderr_tail)
+        _infrastructure(r, str(sup["infrastructure"]), stderr_tail)
         return
     if sup.get("timed_out") or sup.get("aborted"):
-        record.status = "timeout" if sup.get("timed_out") else "failed"
+        r["status"] = "timeout" if sup.get("timed_out") else "failed"
         reason = (
             f"timed out after {spec.timeout_s:g}s" if sup.get("timed_out") else "aborted by signal"
         )
-        record.error = "\n".join(x for x in (sup.get("error", reason), stderr_tail) if x)
+        r["error"] = "\n".join(x for x in (sup.get("error", reason), stderr_tail) if x)
         return
     if sup.get("returncode") != 0:
-        record.status = "failed"
-        record.error = f"exit code {sup.get('returncode')}\n{stderr_tail}".strip()
-        cause = disk_full(run_dir, record.error)
+        r["status"] = "failed"
+        r["error"] = f"exit code {sup.get('returncode')}\n{stderr_tail}".strip()
+        cause = disk_full(run_dir, r["error"])
         if cause:
-            _infrastructure(record, cause, record.error)
+            _infrastructure(r, cause, r["error"])
         return
 
     fill = _fill_command if spec.command is not None else _fill_engine
     try:
-        window = fill(record, spec, sup, run_dir)
+        window = fill(r, spec, sup, run_dir)
     except (OSError, ValueError, KeyError) as exc:  # e.g. the disk filled as it was written
-        _infrastructure(record, f"the run left no usable result: {exc!r}", stderr_tail)
+        _infrastructure(r, f"the run left no usable result: {exc!r}", stderr_tail)
         return
     if window is None:
         return
     start, end = window
     window_s = end["t"] - start["t"]
-    record.cpu_user_s = end["user"] - start["user"]
-    record.cpu_sys_s = end["sys"] - start["sys"]
-    record.ctx_switches = int(end["ctx"] - start["ctx"])
-    record.write_bytes = int(end["write_bytes"] - start["write_bytes"])
-    record.measurement["window_s"] = window_s
+    r["cpu_user_s"] = end["user"] - start["user"]
+    r["cpu_sys_s"] = end["sys"] - start["sys"]
+    r["ctx_switches"] = int(end["ctx"] - start["ctx"])
+    r["write_bytes"] = int(end["write_bytes"] - start["write_bytes"])
+    r["measurement"]["window_s"] = window_s
     if window_s > 0:
-        record.utilization = (record.cpu_user_s + record.cpu_sys_s) / (window_s * cores)
-    _complete_rates(record)
+        r["utilization"] = (r["cpu_user_s"] + r["cpu_sys_s"]) / (window_s * cores)
+    _complete_rates(r)
 
 
 Counters = dict[str, float]
 
 
 def _fill_command(
-    record: RunRecord, spec: RunSpec, sup: dict[str, Any], run_dir: Path
+    r: Draft, spec: RunSpec, sup: dict[str, Any], run_dir: Path
 ) -> tuple[Counters, Counters] | None:
     """A black-box command's score; its window is the whole run (None: no valid score, or a
     treatment the hook could not prove)."""
-    record.wall_s = record.measurement["command_wall_s"] = float(sup["wall_s"])
-    count = _hook_facts(record, spec, run_dir)
-    if record.status != "ok":
+    r["wall_s"] = r["measurement"]["command_wall_s"] = float(sup["wall_s"])
+    count = _hook_facts(r, spec, run_dir)
+    if r["status"] != "ok":
         return None
     try:
         score = parse_score((run_dir / "stdout.txt").read_text(errors="replace"), spec.metric)
     except ScoreError as exc:
-        found = _score_without_line(record, spec.metric, count)
+        found = _score_without_line(r, spec.metric, count)
         if found is None:
-            record.status = "failed"
-            record.error = "\n".join(x for x in (str(exc), _tail(run_dir / "stderr.txt")) if x)
-            record.measurement["bad_score"] = True
+            r["status"] = "failed"
+            r["error"] = "\n".join(x for x in (str(exc), _tail(run_dir / "stderr.txt")) if x)
+            r["measurement"]["bad_score"] = True
             return None
         score = found
     for key, value in score.items():
-        setattr(record, key, int(value) if key in ("tasks",) else value)
+        r[key] = int(value) if key in ("tasks",) else value
     if count and count["completed"] and count["span_s"]:
         # the hook's own count of a Parsl program's tasks (first submit to last result)
-        if record.tasks is None:
-            record.tasks = int(count["completed"])
-        if record.us_per_task is None and record.tasks_per_s is None:
-            record.us_per_task = count["span_s"] * 1e6 / count["completed"]
+        if r["tasks"] is None:
+            r["tasks"] = int(count["completed"])
+        if r["us_per_task"] is None and r["tasks_per_s"] is None:
+            r["us_per_task"] = count["span_s"] * 1e6 / count["completed"]
     start = {"t": 0.0, "user": 0.0, "sys": 0.0, "ctx": 0.0, "write_bytes": 0.0}
-    return start, {**sup["total"], "t": record.wall_s}
+    return start, {**sup["total"], "t": r["wall_s"]}
 
 
-def _hook_facts(record: RunRecord, spec: RunSpec, run_dir: Path) -> dict[str, Any] | None:
+def _hook_facts(r: Draft, spec: RunSpec, run_dir: Path) -> dict[str, Any] | None:
     """What perflab's hook proved in the command's processes: per treated factor where it
     took effect (``measurement.treated``), the task count; a factor that took effect nowhere
     fails the run with the cause (it is never recorded as treated)."""
@@ -156,85 +168,85 @@ def _hook_facts(record: RunRecord, spec: RunSpec, run_dir: Path) -> dict[str, An
     treated, causes = judge(spec.hook, spec.transforms, facts)
     count = task_count(facts)
     if count:
-        record.measurement["task_count"] = count
+        r["measurement"]["task_count"] = count
     logs = program_logs(facts)
     if logs:  # the program's own Parsl run_dir (runinfo/NNN) is outside perflab's
-        record.measurement["program_logs"] = logs
-        record.log_bytes = (record.log_bytes or 0) + logs["bytes"]
+        r["measurement"]["program_logs"] = logs
+        r["log_bytes"] = (r["log_bytes"] or 0) + logs["bytes"]
     if treated:
-        record.measurement["treated"] = treated
+        r["measurement"]["treated"] = treated
     if causes:
-        record.status = "failed"
-        record.error = "a treatment took effect nowhere:\n" + "\n".join(causes)
-        record.measurement["not_treated"] = causes
+        r["status"] = "failed"
+        r["error"] = "a treatment took effect nowhere:\n" + "\n".join(causes)
+        r["measurement"]["not_treated"] = causes
     return count
 
 
 def _score_without_line(
-    record: RunRecord, metric: str, count: dict[str, Any] | None
+    r: Draft, metric: str, count: dict[str, Any] | None
 ) -> dict[str, float] | None:
     """A score for a command that printed none: its wall time (``--metric wall_s``), or the
     hook's µs per task of a Parsl program; None when neither is there."""
     if metric == "wall_s":
-        record.measurement["score_from"] = "the command's wall time (no score line)"
+        r["measurement"]["score_from"] = "the command's wall time (no score line)"
         return {}
     if metric in ("us_per_task", "tasks_per_s") and count and count["completed"]:
         span = count["span_s"]
         if span and span > 0:
-            record.measurement["score_from"] = "the hook's task count (no score line)"
+            r["measurement"]["score_from"] = "the hook's task count (no score line)"
             rate = count["completed"] / span
             return {"tasks": count["completed"], "us_per_task": 1e6 / rate, "tasks_per_s": rate}
     return None
 
 
 def _fill_engine(
-    record: RunRecord, spec: RunSpec, sup: dict[str, Any], run_dir: Path
+    r: Draft, spec: RunSpec, sup: dict[str, Any], run_dir: Path
 ) -> tuple[Counters, Counters]:
     """The final counted batch of an engine run, and the tree's counters around it."""
     result = json.loads((run_dir / "result.json").read_text())
     final = result["final"]
     win = sup["windows"][str(final["window"])]
-    record.tasks = int(final["tasks"])
-    record.wall_s = float(final["wall_s"])
-    record.submit_s = float(final["submit_s"])
-    record.first_result_s = float(final["first_result_s"])
-    record.measurement["batches"] = [
+    r["tasks"] = int(final["tasks"])
+    r["wall_s"] = float(final["wall_s"])
+    r["submit_s"] = float(final["submit_s"])
+    r["first_result_s"] = float(final["first_result_s"])
+    r["measurement"]["batches"] = [
         {k: b[k] for k in ("tasks", "wall_s")} for b in result["batches"]
     ]
     for key in ("submit_side_cpu_s", "submit_side_maxrss_bytes"):
-        record.measurement[key] = final[key]
+        r["measurement"][key] = final[key]
     if final.get("splits"):  # the window's sub-batches (RunSpec.window_splits)
-        record.measurement["window_splits"] = final["splits"]
-    _fill_ideal(record, final)
-    record.measurement["warmup_tasks"] = (result["warmup"] or {}).get("tasks", 0)
-    record.env.update(result.get("env") or {})
+        r["measurement"]["window_splits"] = final["splits"]
+    _fill_ideal(r, final)
+    r["measurement"]["warmup_tasks"] = (result["warmup"] or {}).get("tasks", 0)
+    r["env"].update(result.get("env") or {})
     # "killed": the tree was ended once the result was written (no clean shutdown)
-    record.measurement["teardown"] = result.get("teardown", "graceful")
+    r["measurement"]["teardown"] = result.get("teardown", "graceful")
     if "clock" in result:
         sup["child_clock"] = phases.child_stamps(result["clock"], result)
     if "workload_metrics" in final:  # a workload with its own loop says what it saw
-        record.measurement["workload"] = final["workload_metrics"]
+        r["measurement"]["workload"] = final["workload_metrics"]
     return win["start"], win["end"]
 
 
-def _fill_ideal(record: RunRecord, final: dict[str, Any]) -> None:
+def _fill_ideal(r: Draft, final: dict[str, Any]) -> None:
     """The workload's ideal time, efficiency = ideal ÷ wall, and its own facts (slots, DAG
     depth, kernel rate ...), under ``measurement`` (the run record's metrics stay as they
     are)."""
     ideal = final.get("ideal_s")
     if ideal is not None:
-        record.measurement["ideal_s"] = float(ideal)
-        wall = record.wall_s
-        record.measurement["efficiency"] = float(ideal) / wall if wall else None
+        r["measurement"]["ideal_s"] = float(ideal)
+        wall = r["wall_s"]
+        r["measurement"]["efficiency"] = float(ideal) / wall if wall else None
     if final.get("details"):
-        record.measurement["workload"] = final["details"]
+        r["measurement"]["workload"] = final["details"]
 
 
-def _complete_rates(record: RunRecord) -> None:
+def _complete_rates(r: Draft) -> None:
     """Fill µs/task and tasks/s from each other or from tasks and wall time."""
-    if record.us_per_task is None and record.tasks_per_s:
-        record.us_per_task = 1e6 / record.tasks_per_s
-    if record.us_per_task is None and record.tasks and record.wall_s:
-        record.us_per_task = record.wall_s * 1e6 / record.tasks
-    if record.tasks_per_s is None and record.us_per_task:
-        record.tasks_per_s = 1e6 / record.us_per_task
+    if r["us_per_task"] is None and r["tasks_per_s"]:
+        r["us_per_task"] = 1e6 / r["tasks_per_s"]
+    if r["us_per_task"] is None and r["tasks"] and r["wall_s"]:
+        r["us_per_task"] = r["wall_s"] * 1e6 / r["tasks"]
+    if r["tasks_per_s"] is None and r["us_per_task"]:
+        r["tasks_per_s"] = 1e6 / r["us_per_task"]

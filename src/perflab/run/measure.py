@@ -8,6 +8,7 @@ import shutil
 import statistics
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from perflab.prepare import Prepared, prepare
 from perflab.run import envinfo, launch, phases
 from perflab.run.fill import disk_full, fill
 from perflab.run.launch import Supervisor
-from perflab.run.record import METRICS, RunRecord
+from perflab.run.record import METRICS, Measurement, RunRecord
 from perflab.spec import RunSpec
 from perflab.workloads import WORKLOADS
 
@@ -88,17 +89,18 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def measure(spec: RunSpec) -> RunRecord:
+def measure(spec: RunSpec | Prepared) -> RunRecord:
     """Run ``spec`` once in a fresh supervised process tree and return its record.
 
     Bad input raises PerflabError before anything starts; a run that fails or times out
     returns a record with ``status`` ``failed``/``timeout`` (never raises).
     What the spec needs on this machine (a private venv, transformed or patched copies) is
-    made by ``prepare`` first (built on first use; a failed install is a PerflabError).
+    made by ``prepare`` first (built on first use; a failed install is a PerflabError); a
+    caller that runs one spec many times passes the ``Prepared`` spec, made once.
     """
     t_begin = phases.now()
-    validate(spec)
-    prepared = prepare(spec)
+    validate(spec.spec if isinstance(spec, Prepared) else spec)
+    prepared = spec if isinstance(spec, Prepared) else prepare(spec)
     spec = prepared.spec
     launch.warm()
     run_id = uuid.uuid4().hex[:16]
@@ -121,34 +123,38 @@ def measure(spec: RunSpec) -> RunRecord:
         if prepared.failed:  # a patch that does not apply: the run's own failure
             return _not_started(record, prepared.failed, run_dir)
         sup = _supervise(spec, run_dir)
-    record.ended_at = _now()
-    fill(record, spec, sup, run_dir)
-    record.measurement["patched_tree"] = str(prepared.patched) if prepared.patched else None
+    record = fill(replace(record, ended_at=_now()), spec, sup, run_dir)
+    # what the caller side knows, after fill's keys (the record's key order is its contract)
+    more: Measurement = {"patched_tree": str(prepared.patched) if prepared.patched else None}
     if prepared.transformed:
-        record.measurement["transformed"] = list(prepared.transformed)
+        more["transformed"] = list(prepared.transformed)
     if record.status == "ok" and not spec.keep_run_dir:
         shutil.rmtree(run_dir, ignore_errors=True)
-        record.measurement["run_dir"] = None
+        more["run_dir"] = None
     stamps = {"begin": t_begin, **sup.get("clock", {}), **sup.get("child_clock", {})}
-    record.measurement["phases"] = phases.phases(
-        {**stamps, "end": phases.now()}, spec.command is not None
-    )
-    return record
+    more["phases"] = phases.phases({**stamps, "end": phases.now()}, spec.command is not None)
+    return replace(record, measurement={**record.measurement, **more})
 
 
 def _not_started(record: RunRecord, error: str, run_dir: Path) -> RunRecord:
     """The record of a run that failed before its process tree started."""
-    record.status, record.error = "failed", error
-    record.ended_at = _now()
-    record.measurement = {"run_dir": str(run_dir)}
-    return record
+    return replace(
+        record,
+        status="failed",
+        error=error,
+        ended_at=_now(),
+        measurement={"run_dir": str(run_dir)},
+    )
 
 
 def _new_record(prepared: Prepared, run_id: str) -> RunRecord:
     """The run's record as it starts: identity, what runs, the environment."""
     spec = prepared.spec
     packages: tuple[str, ...] = () if spec.command else ENGINES.get(spec.target).packages
-    record = RunRecord(
+    env = envinfo.snapshot(packages, spec.python)
+    if prepared.venv is not None:
+        env["venv"] = dict(prepared.venv)
+    return RunRecord(
         run_id=run_id,
         campaign=spec.campaign,
         started_at=_now(),
@@ -158,11 +164,8 @@ def _new_record(prepared: Prepared, run_id: str) -> RunRecord:
         params=dict(spec.params),
         treatments=sorted(spec.treatments),
         status="ok",
-        env=envinfo.snapshot(packages, spec.python),
+        env=env,
     )
-    if prepared.venv is not None:
-        record.env["venv"] = dict(prepared.venv)
-    return record
 
 
 def _job(prepared: Prepared, run_dir: Path) -> dict[str, Any]:
@@ -229,9 +232,11 @@ def measure_repeated(
     ``before(i, repeat)`` is called ahead of run i (1-based), e.g. to show progress."""
     if repeat < 1:
         raise PerflabError(f"--repeat must be at least 1 (got {repeat})")
+    validate(spec)
+    prepared = prepare(spec)  # once: every run of the same spec runs what it made
     records = []
     for i in range(1, repeat + 1):
         if before:
             before(i, repeat)
-        records.append(measure(spec))
+        records.append(measure(prepared))
     return records

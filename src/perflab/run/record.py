@@ -6,7 +6,7 @@ import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 STATUSES = ("ok", "failed", "timeout")
 
@@ -51,7 +51,59 @@ def metric_problem(name: str, value: float) -> str | None:
 DATASET_COLUMNS = ["run_id", "timestamp", "status", *METRICS, "treatments"]
 
 
-@dataclass
+class Measurement(TypedDict, total=False):
+    """A record's ``measurement``: how its metrics were obtained and what the supervisor saw
+    (docs/contracts.md). A plain JSON object in the record (a run has only the keys that
+    apply to it, in the order they were found); this names the keys and their types."""
+
+    #: Where the counters came from (e.g. ``subreaper+rusage+procfs``).
+    source: str | None
+    #: The run's private directory (None once it is removed after a good run).
+    run_dir: str | None
+    outlived: list[Any]
+    survivors: list[Any]
+    #: ``[pid, start time]`` of every process the supervisor saw in the tree.
+    pids_seen: list[Any]
+    processes: list[Any]
+    returncode: int | None
+    #: Which process measured: ``{"host", "pid"}`` (the driver or a scale-out worker).
+    measured_by: dict[str, Any]
+    #: The machine's fault (a full disk ...): a campaign keeps the run as unmeasured.
+    infrastructure: str
+    window_s: float
+    batches: list[dict[str, Any]]
+    submit_side_cpu_s: float
+    submit_side_maxrss_bytes: int
+    window_splits: list[dict[str, Any]]
+    ideal_s: float
+    efficiency: float | None
+    #: The workload's own facts (slots, DAG depth ...), or what its own loop saw.
+    workload: dict[str, Any]
+    warmup_tasks: int
+    #: ``graceful`` or ``killed`` (the tree ended once the result was written).
+    teardown: str
+    #: A black-box command's: its wall time, a score it did not print, the hook's proof.
+    command_wall_s: float
+    bad_score: bool
+    score_from: str
+    score: None
+    task_count: dict[str, Any]
+    program_logs: dict[str, Any]
+    treated: dict[str, Any]
+    not_treated: list[str]
+    #: What ``prepare`` made for the run.
+    patched_tree: str | None
+    transformed: list[dict[str, Any]]
+    #: Seconds per phase of the run, and their total.
+    phases: dict[str, float]
+    #: A profiled run's kinds and tracer (never stored with timing runs).
+    profile: dict[str, Any]
+    #: An imported CSV's file and line.
+    imported_from: str
+    line: int
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """One measured run. Metrics are None when the run did not produce them."""
 
@@ -80,7 +132,7 @@ class RunRecord:
     log_bytes: int | None = None
     #: How the metrics were obtained (e.g. which CPU accounting source), and what the
     #: supervisor saw: processes that outlived the run, the measured window, the run dir.
-    measurement: dict[str, Any] = field(default_factory=dict)
+    measurement: Measurement = field(default_factory=lambda: Measurement())
     env: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -46,8 +46,9 @@ class FactorKind:
         """Checks that need the machine (installed versions, files): run when a treatment
         set using the factor is resolved, so one stale factor does not spoil a catalog."""
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
-        """Put the (level-substituted) effect into the spec."""
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
+        """``spec`` with the (level-substituted) effect in force: a new spec (RunSpec is
+        frozen; ``dataclasses.replace``), the nested tables copied where they change."""
         raise NotImplementedError
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,10 @@ class EnvKind(FactorKind):
         table = expect_table(value, where, key)
         return {str(k): str(v) for k, v in table.items()}
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
         if key == "rundir":
             # one per user: a shared name could be pre-created by anyone (private_dir
             # refuses a directory that is not the user's own)
-            spec.run_root = os.path.join(value, f"perflab-{os.geteuid()}")
-        else:
-            # a level substituted for a whole value keeps its own type (300, not "300")
-            spec.env.update({k: str(v) for k, v in value.items()})
+            return replace(spec, run_root=os.path.join(value, f"perflab-{os.geteuid()}"))
+        # a level substituted for a whole value keeps its own type (300, not "300")
+        return replace(spec, env={**spec.env, **{k: str(v) for k, v in value.items()}})

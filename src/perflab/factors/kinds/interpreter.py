@@ -18,6 +18,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,14 +57,13 @@ class InterpreterKind(FactorKind):
             raise PerflabError(f"{where}: `python` must be a path to a Python or a venv")
         return {"path": os.path.expanduser(value), "venv": False}
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
         python = resolve_python(value["path"])
         if not os.access(python, os.X_OK):
             raise PerflabError(f"interpreter {value['path']!r}: {python} is not an executable")
         if value["venv"]:
-            spec.venv_base = python
-        else:
-            spec.python = python
+            return replace(spec, venv_base=python)
+        return replace(spec, python=python)
 
 
 def discovered_interpreters() -> dict[str, str]:

@@ -30,5 +30,6 @@ class LabelKind(FactorKind):
             raise PerflabError(f"{where}: `label` must be true (got {value!r})")
         return True
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
         """Nothing to do: the treatment's name is already in PERFLAB_TREATMENTS."""
+        return spec

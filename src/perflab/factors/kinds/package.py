@@ -12,6 +12,7 @@ once and reused; a version that does not install is bad input, reported before a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,12 @@ class PackageKind(FactorKind):
                 raise PerflabError(f"{where}: `package.{name}` must be a version")
         return {str(k): str(v) for k, v in table.items()}
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
         """``{name: version}`` (a catalog's), or a list of requirements as a compare side
         gives them (``NAME``, ``NAME>=V``, a source tree); each replaces one of its name."""
         reqs = value if isinstance(value, list) else [f"{n}=={v}" for n, v in value.items()]
+        packages = list(spec.packages)
         for req in map(check_requirement, reqs):
-            spec.packages = [
-                r for r in spec.packages if requirement_name(r) != requirement_name(req)
-            ] + [req]
+            packages = [r for r in packages if requirement_name(r) != requirement_name(req)]
+            packages.append(req)
+        return replace(spec, packages=packages)

@@ -9,6 +9,7 @@ made for (another installed version is refused before anything runs).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,5 +36,6 @@ class PatchKind(FactorKind):
     def check(self, value: dict[str, Any], where: str) -> None:
         check_patch(value["package"], Path(value["diff"]), value.get("version"), where)
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
-        spec.patches.append({k: value[k] for k in ("package", "diff", "factor")})
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
+        patch = {k: value[k] for k in ("package", "diff", "factor")}
+        return replace(spec, patches=[*spec.patches, patch])

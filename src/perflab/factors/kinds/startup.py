@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ class StartupKind(FactorKind):
             raise PerflabError(f"{where}: `startup` needs `bundle` or `trim_path = true`")
         return {"bundle": list(mods), "trim_path": bool(table.get("trim_path", False))}
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
         from perflab.factors.bundle import bundle_dir
 
         python = spec.python or sys.executable
@@ -69,6 +70,5 @@ class StartupKind(FactorKind):
             trim_path=value["trim_path"],
         )
         # First on the tree's PYTHONPATH (the run's own entries stay behind it).
-        spec.env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(folder), spec.env.get("PYTHONPATH")) if p
-        )
+        path = os.pathsep.join(p for p in (str(folder), spec.env.get("PYTHONPATH")) if p)
+        return replace(spec, env={**spec.env, "PYTHONPATH": path})

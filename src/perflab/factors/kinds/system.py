@@ -13,6 +13,7 @@ user trusts may name one, as with ``--parsl-config``. Its text is kept in the ca
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,5 +37,5 @@ class SystemKind(FactorKind):
         if not Path(value).is_file():
             raise PerflabError(f"{where}: parsl_config {value} does not exist")
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
-        spec.parsl_config = value
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
+        return replace(spec, parsl_config=value)

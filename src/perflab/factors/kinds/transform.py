@@ -13,6 +13,7 @@ stops the run with the version and the selector named.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,5 +40,5 @@ class TransformKind(FactorKind):
             parse_transform(t, where)  # refuse a malformed one when the catalog loads
         return [{**t, "factor": factor} for t in tables]
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
-        spec.transforms.extend(dict(t) for t in value)
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
+        return replace(spec, transforms=[*spec.transforms, *(dict(t) for t in value)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,5 +19,5 @@ class WorkloadKind(FactorKind):
     def parse(self, factor: str, key: str, value: Any, where: str, base_dir: Path) -> Any:
         return expect_table(value, where, key)
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
-        spec.params.update(value)
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
+        return replace(spec, params={**spec.params, **value})

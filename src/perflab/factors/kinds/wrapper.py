@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ class WrapperKind(FactorKind):
         check_wrapper({k: v for k, v in table.items() if LEVEL not in str(v)}, where)
         return table
 
-    def apply(self, spec: RunSpec, key: str, value: Any) -> None:
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
         check_wrapper(value, "wrapper")
         prefix: list[str] = []
         if "cpus" in value:
@@ -46,9 +47,12 @@ class WrapperKind(FactorKind):
             prefix += ["chrt", POLICIES[value["policy"]], "0"]
         if "nice" in value:
             prefix += ["nice", "-n", str(int(value["nice"]))]
-        spec.wrapper = prefix + spec.wrapper
+        spec = replace(spec, wrapper=prefix + spec.wrapper)
         if "affinity" in value:
-            spec.engine_options["affinity"] = value["affinity"]
+            spec = replace(
+                spec, engine_options={**spec.engine_options, "affinity": value["affinity"]}
+            )
+        return spec
 
 
 def check_wrapper(table: dict[str, Any], where: str) -> None:
