@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from perflab.analysis.stats import clopper_pearson
 from perflab.compare.gate import DEFAULT_MAX_RUNS
 from perflab.compare.stats import (
     HIGHER_IS_BETTER,
-    clopper_pearson,
     look_levels,
     pair_sd,
     recommend_n,

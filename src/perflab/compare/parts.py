@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from perflab.analysis.stats import chi2_ppf, mean_ci, percentile_ci
 from perflab.compare.calibrate import signature_key
 from perflab.compare.precision import Parts
 from perflab.errors import PerflabError
@@ -116,8 +116,8 @@ def estimate(runs: list[RunParts], seed: int = 0, boot: int = BOOTSTRAP) -> Meas
     var_b, msw = anova(logs)
     df_w = logs.shape[0] * (m - 1)
     within_ci = (
-        n_s * msw * df_w / float(stats.chi2.ppf(0.975, df_w)),
-        n_s * msw * df_w / float(stats.chi2.ppf(0.025, df_w)),
+        n_s * msw * df_w / chi2_ppf(0.975, df_w),
+        n_s * msw * df_w / chi2_ppf(0.025, df_w),
     )
     rng = np.random.default_rng(seed)
     resampled = [anova(logs[rng.integers(len(runs), size=len(runs))])[0] for _ in range(boot)]
@@ -131,21 +131,15 @@ def estimate(runs: list[RunParts], seed: int = 0, boot: int = BOOTSTRAP) -> Meas
         n_s,
         _t_ci(fixed),
         _t_ci(per_task),
-        (
-            (float(np.percentile(resampled, 2.5)), float(np.percentile(resampled, 97.5)))
-            if resampled
-            else (math.nan, math.nan)
-        ),
+        percentile_ci(resampled) if resampled else (math.nan, math.nan),
         within_ci,
     )
 
 
 def _t_ci(x: np.ndarray) -> tuple[float, float]:
-    mean = float(x.mean())
-    if len(x) < 2 or np.ptp(x) == 0:
-        return mean, mean
-    h = float(stats.t.ppf(0.975, len(x) - 1)) * float(x.std(ddof=1)) / math.sqrt(len(x))
-    return mean - h, mean + h
+    """The mean's 95 % t interval; the mean itself from one run (no width can be given)."""
+    mean, lo, hi = mean_ci(x)
+    return (mean, mean) if lo is None or hi is None else (lo, hi)
 
 
 def parts_signature(sig: dict[str, Any]) -> dict[str, Any]:

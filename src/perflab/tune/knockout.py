@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 import statsmodels.api as sm
-from scipy import stats
 
-from perflab.analysis.claims import adjust
+from perflab.analysis.stats import adjust, norm_ppf, t_ppf, t_sf
 from perflab.analysis.exact import EXACT_RTOL
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
@@ -85,7 +84,7 @@ def shortfall(evidence: list[Evidence]) -> int:
     more = [0]
     for e in evidence:
         if e.kept and e.verdict == "inconclusive" and e.ci_low and e.ci_high and e.confidence:
-            se = math.log(e.ci_high / e.ci_low) / (2 * stats.norm.ppf((1 + e.confidence) / 2))
+            se = math.log(e.ci_high / e.ci_low) / (2 * norm_ppf((1 + e.confidence) / 2))
             more.append(math.ceil(e.runs * (Z95 * se / math.log1p(MARGIN)) ** 2) - e.runs)
     untested = sum(e.verdict == "untested" for e in evidence)
     groups = {tuple(e.group) for e in evidence if e.verdict == "unresolved" and e.group}
@@ -241,10 +240,10 @@ def look(
     se = np.asarray(fit.bse)[first:]
     df = float(fit.df_resid)
     ok = np.array(est) & np.isfinite(se) & (se > 0) & (df > 0)
-    p = np.where(ok, stats.t.sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
+    p = np.where(ok, t_sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
     alpha = ALPHA / LOOKS
     adjusted, decided = adjust(list(p), "holm", alpha)
-    q = float(stats.t.ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
+    q = float(t_ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
     bound = math.log1p(THRESHOLD)
     out = []
     for j, g in enumerate(groups):
