@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.stats import adjust, t_cdf, t_ppf
 from perflab.analysis.claims import FACTOR_ALPHA, Predictor, allowed, rows_of, search
+from perflab.analysis.stats import adjust, t_cdf, t_ppf
 
 
 def _drop_test(pred: Predictor, key: int, j: int) -> dict[str, float]:

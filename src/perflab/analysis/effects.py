@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perflab.analysis.stats import adjust, t_ppf, welch_p
 from perflab.analysis.data import Dataset
 from perflab.analysis.paths import category
+from perflab.analysis.stats import adjust, t_ppf, welch_p
 
 
 def mean_delta_ci(

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from perflab.analysis.stats import f_sf, t_ppf, t_sf
 from perflab.analysis.exact import EXACT_MODE, data_scale, is_exact, snap
 from perflab.analysis.gram import (  # noqa: F401  (re-exported: one_blas_thread, solve_gram)
     RANK_TOL,
@@ -36,6 +35,7 @@ from perflab.analysis.gram import (  # noqa: F401  (re-exported: one_blas_thread
     solve_gram,
 )
 from perflab.analysis.setstats import SetStats
+from perflab.analysis.stats import f_sf, t_ppf, t_sf
 
 #: Below this many spare sets (sets - rank), HC3 is unreliable: use the pooled set variance.
 HC3_MIN_DF = 10

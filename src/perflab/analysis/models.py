@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.stats import t_ppf, t_sf
 from perflab.analysis.claims import factor_claims, interaction_claims
 from perflab.analysis.fits import (
     INTERCEPT,
@@ -25,6 +24,7 @@ from perflab.analysis.fits import (
 )
 from perflab.analysis.noise import levene, noisy_sets, outliers
 from perflab.analysis.setstats import SetStats, collapse, covariates
+from perflab.analysis.stats import t_ppf, t_sf
 
 MODELS = {
     "linear": (False, False),

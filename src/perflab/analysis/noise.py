@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.stats import adjust, f_sf, t_ppf, t_sf
 from perflab.analysis.setstats import SetStats
+from perflab.analysis.stats import adjust, f_sf, t_ppf, t_sf
 
 ALPHA = 0.05
 

@@ -125,7 +125,9 @@ def paired_t(diff: np.ndarray, confidence: float) -> tuple[float, float, float]:
     return float(res.pvalue), float(ci.low), float(ci.high)
 
 
-def bootstrap_ci(data: tuple[np.ndarray, ...], statistic: Any, **options: Any) -> tuple[float, float]:
+def bootstrap_ci(
+    data: tuple[np.ndarray, ...], statistic: Any, **options: Any
+) -> tuple[float, float]:
     """(low, high) of ``scipy.stats.bootstrap(data, statistic, **options)``'s interval:
     ``options`` are the bootstrap's own (method, confidence_level, n_resamples, rng or
     random_state, vectorized)."""

@@ -11,7 +11,6 @@ records' phases: S is a run's whole time but its counted window, c the window pe
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -24,7 +23,7 @@ from perflab.analysis.stats import chi2_ppf, mean_ci, percentile_ci
 from perflab.compare.calibrate import signature_key
 from perflab.compare.precision import Parts
 from perflab.errors import PerflabError
-from perflab.files import atomic_write
+from perflab.files import read_keyed, write_keyed
 
 #: Metrics whose value per sub-batch follows from its tasks and wall time.
 SPLITTABLE = {
@@ -32,6 +31,7 @@ SPLITTABLE = {
     "tasks_per_s": lambda tasks, wall: tasks / wall,
 }
 MIN_RUNS = 3
+STORE = "precision store"  # how errors name the file
 BOOTSTRAP = 1000
 
 
@@ -156,23 +156,9 @@ def save(measured: Measured, sig: dict[str, Any], home: Path) -> Path:
     measured.key = signature_key(sig)
     measured.signature = sig
     measured.measured_at = measured.measured_at or datetime.now(UTC).isoformat(timespec="seconds")
-    path = store_path(home)
-    data = _read(path)
-    data[measured.key] = measured.to_dict()
-    atomic_write(path, json.dumps(data, indent=1))
-    return path
+    return write_keyed(store_path(home), measured.key, measured.to_dict(), STORE)
 
 
 def load(sig: dict[str, Any], home: Path) -> Measured | None:
-    entry = _read(store_path(home)).get(signature_key(parts_signature(sig)))
+    entry = read_keyed(store_path(home), STORE).get(signature_key(parts_signature(sig)))
     return None if entry is None else Measured.from_dict(entry)
-
-
-def _read(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except ValueError:
-        raise PerflabError(f"precision store {path}: not valid JSON; remove it") from None
-    return data if isinstance(data, dict) else {}

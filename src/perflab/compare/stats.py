@@ -5,8 +5,9 @@ machines and loads): the estimate is the ratio of geometric means B / A.
 
 * **Paired** (the gate's default): the ABBA order puts A's i-th run next to B's i-th run, so
   each pair shares the machine's state of that moment. The test is a one-sample t-test on the
-  pairs' log differences, with its t interval (``analysis.stats.paired_t``). On a shared host whose speed drifts
-  slowly, the pair difference cancels the drift that an unpaired test counts as noise.
+  pairs' log differences, with its t interval (``analysis.stats.paired_t``). On a shared host
+  whose speed drifts slowly, the pair difference cancels the drift that an unpaired test
+  counts as noise.
 * **Unpaired** (Welch): a Welch t-test on the logs, with a BCa bootstrap CI
   (``analysis.stats.bootstrap_ci``). Used where samples are not paired (releases in a history).
 """
@@ -21,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.stats import bootstrap_ci, norm_ppf, paired_t, welch_p
 from perflab.analysis.exact import EXACT_RTOL
+from perflab.analysis.stats import bootstrap_ci, norm_ppf, paired_t, welch_p
 
 #: Metrics where a larger value is better; every other metric is a cost (lower is better).
 HIGHER_IS_BETTER = frozenset({"tasks_per_s"})

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.stats import adjust, t_ppf
 from perflab.analysis.exact import EXACT_RTOL
+from perflab.analysis.stats import adjust, t_ppf
 
 #: The focus stage's condition names: the two releases, and B with every survivor reverted.
 A, B, ALL = "A", "B", "B+all"

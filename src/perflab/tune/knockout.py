@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import statsmodels.api as sm
 
-from perflab.analysis.stats import adjust, norm_ppf, t_ppf, t_sf
 from perflab.analysis.exact import EXACT_RTOL
+from perflab.analysis.stats import adjust, norm_ppf, t_ppf, t_sf
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
@@ -248,8 +248,7 @@ def look(
     out = []
     for j, g in enumerate(groups):
         if not ok[j]:
-            why = "kept, untested: its drop is aliased with another difference in the runs"
-            out.append(Evidence(g, True, "untested", runs=n, reason=why))
+            out.append(_untested(g, n))
             continue
         lo, hi = cost[j] - q * se[j], cost[j] + q * se[j]
         if decided[j] and cost[j] >= bound:
@@ -271,6 +270,12 @@ def look(
     return out
 
 
+def _untested(group: list[str], n: int) -> Evidence:
+    """A group whose drop the runs cannot estimate stays (nothing shows it may go)."""
+    why = "kept, untested: its drop is aliased with another difference in the runs"
+    return Evidence(group, True, "untested", runs=n, reason=why)
+
+
 def exact_ols(fit: Any) -> bool:
     """Whether an OLS fit of log time is exact (a deterministic score: every residual zero
     to rounding, with residual degrees of freedom to show it; analysis/exact.py)."""
@@ -287,8 +292,7 @@ def exact_evidence(
     out = []
     for j, g in enumerate(groups):
         if not est[j]:
-            why = "kept, untested: its drop is aliased with another difference in the runs"
-            out.append(Evidence(g, True, "untested", runs=n, reason=why))
+            out.append(_untested(g, n))
             continue
         c = 0.0 if abs(cost[j]) <= EXACT_RTOL else float(cost[j])
         verdict = "slower" if c >= bound else "faster" if c < 0 else "not slower"
