@@ -21,8 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from perflab.analysis.stats import clopper_pearson
 from perflab.compare.calibrate import simulate
-from perflab.compare.stats import HIGHER_IS_BETTER, abba, clopper_pearson
+from perflab.compare.stats import HIGHER_IS_BETTER, abba
 
 
 def main() -> None:

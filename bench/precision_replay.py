@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import statistics
 
+from perflab.analysis.stats import clopper_pearson
 from perflab.compare.precision import Parts
 from perflab.compare.precision_replay import fixed_power, gate_replay, planned
-from perflab.compare.stats import clopper_pearson
 
 TRUTH = Parts(fixed_s=30.0, task_s=0.0005, var_between=0.03**2, var_within=1.5**2)
 ALPHA = 0.05

@@ -111,9 +111,10 @@ def test_tune_finds_the_set_that_helps(work: Path) -> None:
 
 
 def test_explain_checks_its_input_before_building_anything(work: Path) -> None:
-    from perflab.explain.inputs import setup
+    from perflab.explain.inputs import checked
+    from perflab.explain.plan import Setup
 
-    chosen = setup("parsl", "2024.1.1", "2024.2.1", _base(work))
+    chosen = checked(Setup("", "parsl", "2024.1.1", "2024.2.1", _base(work), []))
     assert chosen.name == "explain-parsl-2024.1.1-2024.2.1" and chosen.metrics == ["us_per_task"]
     with pytest.raises(PerflabError, match="--runs must be at least 3"):
         api.explain("parsl", "2024.1.1", "2024.2.1", _base(work), runs=2, store=work / "s.db")

@@ -329,19 +329,20 @@ def explain(
     """``perflab explain``: which changes between releases ``a`` and ``b`` of ``package``
     (changed configuration defaults, changed functions on the measured path) cost how much
     of the step between them, measured on ``spec``; the options are the verb's (see
-    ``explain.inputs.setup``). Writes explain.json/.md/.html into ``output`` when given;
+    ``explain.inputs.checked``). Writes explain.json/.md/.html into ``output`` when given;
     returns the result (``explain.render.lines`` prints it). Resumable."""
     import json
 
     from perflab.explain.driver import explain as run_explain
-    from perflab.explain.inputs import setup
+    from perflab.explain.inputs import checked
+    from perflab.explain.plan import Setup
     from perflab.explain.render import markdown, page
     from perflab.files import atomic_write
 
-    chosen = setup(
-        package, a, b, spec, runs, metrics, name, screen_runs, alpha, threshold,
+    chosen = checked(Setup(
+        name or "", package, a, b, spec, metrics or [], runs, screen_runs, alpha, threshold,
         screen_alpha, modules, classes, safety, seed,
-    )  # fmt: skip
+    ))  # fmt: skip
     result = run_explain(lambda: open_store(store), chosen, on_stage)
     if output is not None:
         out = Path(output)

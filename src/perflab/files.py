@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -10,6 +11,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from perflab.errors import PerflabError
 
@@ -131,6 +133,25 @@ def atomic_write(path: str | Path, data: str | bytes | Callable[[Path], None]) -
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def read_keyed(path: Path, what: str) -> dict[str, Any]:
+    """A JSON file of entries by key ({} when there is none yet); one that is not JSON is
+    bad input the user removes (``what`` names it: "calibration store")."""
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        raise PerflabError(f"{what} {path}: not valid JSON; remove it") from None
+    return data if isinstance(data, dict) else {}
+
+
+def write_keyed(path: Path, key: str, entry: Any, what: str) -> Path:
+    """``path``'s entries (``read_keyed``) with ``entry`` stored under ``key``, written whole."""
+    data = read_keyed(path, what)
+    data[key] = entry
+    return atomic_write(path, json.dumps(data, indent=1))
 
 
 @contextmanager

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from perflab.analysis.claims import holm
+from perflab.analysis.stats import holm
 
 
 def test_holm_equals_statsmodels_on_random_ties_and_extremes() -> None:

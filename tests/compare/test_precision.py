@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from perflab.analysis.stats import clopper_pearson
 from perflab.compare import parts as mp
 from perflab.compare.precision import (
     Parts,
@@ -21,7 +22,6 @@ from perflab.compare.precision import (
     run_planned,
 )
 from perflab.compare.precision_replay import Machine, planned
-from perflab.compare.stats import clopper_pearson
 
 HTEX = Parts(fixed_s=30.0, task_s=0.0005, var_between=0.03**2, var_within=1.5**2)
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import perflab.cli  # noqa: F401  (registers the verbs)
-import perflab.cli.precision as verb
+import perflab.cli.compare as verb  # precision's runs: fresh_runs, as calibrate's
 import perflab.compare.planned as pc
 from perflab.cli.app import main
 from perflab.prepare import Prepared

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis import dist
-from perflab.analysis.claims import FACTOR_ALPHA, Predictor, adjust, allowed, rows_of, search
+from perflab.analysis.claims import FACTOR_ALPHA, Predictor, allowed, rows_of, search
+from perflab.analysis.stats import adjust, t_cdf, t_ppf
 
 
 def _drop_test(pred: Predictor, key: int, j: int) -> dict[str, float]:
@@ -42,8 +42,8 @@ def _drop_test(pred: Predictor, key: int, j: int) -> dict[str, float]:
         return {**out, "exact_saving": -est, "drop_ratio": without / with_ if with_ else nan}
     if not se > 0:
         return out
-    out["p"] = float(dist.t_cdf(est / se, fit.df))
-    q = float(dist.t_ppf(0.975, fit.df))
+    out["p"] = float(t_cdf(est / se, fit.df))
+    q = float(t_ppf(0.975, fit.df))
     if fit.log:  # log T(without) - log T(with) = -est
         out.update(
             drop_ratio=math.exp(-est),
@@ -132,7 +132,7 @@ def _speedup(pred: Predictor, key: int, level: float = 0.95) -> dict[str, Any]:
         out["exact"] = True
     if fit.exact or fit.df <= 0 or not (fit.estimable(f[0]) and fit.estimable(f[1])):
         return out
-    q = float(dist.t_ppf(0.5 + level / 2, fit.df))
+    q = float(t_ppf(0.5 + level / 2, fit.df))
     v = f @ fit.cov @ f.T
     if fit.log:
         d = lin[0] - lin[1]

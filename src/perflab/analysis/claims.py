@@ -15,46 +15,11 @@ import numpy as np
 from perflab.analysis.exact import EXACT_CLAIM
 from perflab.analysis.fits import Fit, model_matrix
 from perflab.analysis.setstats import SetStats
+from perflab.analysis.stats import adjust
 
 FACTOR_ALPHA = 0.05  # Holm, family-wise
 INTERACTION_FDR = 0.10  # Benjamini–Hochberg
 MAX_EXACT = 20
-
-
-def adjust(p: list[float], method: str, alpha: float) -> tuple[list[float], list[bool]]:
-    """Adjusted p-values and decisions: Holm (``method`` "holm", ``holm`` below) or, for
-    "fdr_bh", statsmodels' ``multipletests``; NaN entries (untestable claims) stay NaN /
-    False and do not count in the family."""
-    arr = np.asarray(p, float)
-    ok = np.isfinite(arr)
-    adj = np.full(len(arr), np.nan)
-    sig = np.zeros(len(arr), bool)
-    if ok.any():
-        if method == "holm":
-            padj, rej = holm(arr[ok], alpha)
-        else:
-            from statsmodels.stats.multitest import multipletests  # ~0.7 s to import
-
-            rej, padj, _, _ = multipletests(arr[ok], alpha=alpha, method=method)
-        adj[ok], sig[ok] = padj, rej
-    return [float(v) for v in adj], [bool(v) for v in sig]
-
-
-def holm(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Holm's step-down adjusted p-values and rejections at ``alpha``, the same arithmetic
-    as statsmodels' ``multipletests(method="holm")`` (tests/analysis/test_claims.py holds
-    them equal). Written out because statsmodels runs a full ``gc.collect()`` in every Holm
-    call: ~45-60 ms in a process holding pandas, and an ``analyze`` makes about nine."""
-    order = np.argsort(p)
-    ps = p[order]
-    n = len(ps)
-    steps = np.arange(n, 0, -1)
-    above = np.nonzero(ps > alpha / steps)[0]
-    reject = np.arange(n) < (above[0] if above.size else n)
-    padj = np.minimum(np.maximum.accumulate(ps * steps), 1.0)
-    out_p, out_r = np.empty(n), np.empty(n, bool)
-    out_p[order], out_r[order] = padj, reject
-    return out_p, out_r
 
 
 def ame_vector(fit: Fit, s: SetStats, j: int) -> np.ndarray:

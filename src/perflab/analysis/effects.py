@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perflab.analysis import dist
-from perflab.analysis.claims import adjust
 from perflab.analysis.data import Dataset
 from perflab.analysis.paths import category
+from perflab.analysis.stats import adjust, t_ppf, welch_p
 
 
 def mean_delta_ci(
@@ -30,7 +29,7 @@ def mean_delta_ci(
     if p < 2:
         return mean, None
     se = math.sqrt(float(w**2 @ (delta - mean) ** 2) * p / (p - 1))
-    q = float(dist.t_ppf(0.5 + level / 2, p - 1))
+    q = float(t_ppf(0.5 + level / 2, p - 1))
     return mean, [mean - q * se, mean + q * se]
 
 
@@ -56,7 +55,7 @@ def state_dependence(d: pd.DataFrame, factors: list[str]) -> list[dict[str, Any]
                 "split_us": cut,
                 # scipy.stats.ttest_ind, Welch; both halves exact: untestable (NaN, which
                 # adjust() leaves out of the family), as scipy's 0/0 was
-                "p": _nan_if_none(dist.welch_p(slow, fast)),
+                "p": _nan_if_none(welch_p(slow, fast)),
             }
         )
     adj, sig = adjust([r["p"] for r in rows], "holm", 0.05)

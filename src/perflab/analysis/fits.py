@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from perflab.analysis import dist
 from perflab.analysis.exact import EXACT_MODE, data_scale, is_exact, snap
 from perflab.analysis.gram import (  # noqa: F401  (re-exported: one_blas_thread, solve_gram)
     RANK_TOL,
@@ -36,6 +35,7 @@ from perflab.analysis.gram import (  # noqa: F401  (re-exported: one_blas_thread
     solve_gram,
 )
 from perflab.analysis.setstats import SetStats
+from perflab.analysis.stats import f_sf, t_ppf, t_sf
 
 #: Below this many spare sets (sets - rank), HC3 is unreliable: use the pooled set variance.
 HC3_MIN_DF = 10
@@ -165,11 +165,11 @@ class Fit:
             else:
                 out[-1].update(lo=nan, hi=nan, p=nan)
         if tested:
-            q = float(dist.t_ppf(0.5 + level / 2, self.df))
+            q = float(t_ppf(0.5 + level / 2, self.df))
             est_ = np.array([out[i]["est"] for i in tested])
             se_ = np.array([out[i]["se"] for i in tested])
             pos = se_ > 0
-            tails = 2 * dist.t_sf(np.abs(est_[pos]) / se_[pos], self.df)
+            tails = 2 * t_sf(np.abs(est_[pos]) / se_[pos], self.df)
             # a zero standard error (exact data) leaves nothing to test: no p, never p = 0
             ps = np.full(len(est_), nan)
             ps[pos] = tails
@@ -353,7 +353,7 @@ def nested_f(small: Fit, big: Fit, s2_pure: float | None = None, df_pure: int = 
     if big.exact or not den > 0:  # exact data: a ratio of rounding noise is no test
         return {"F": None, "df": [extra, dfd], "p": None}
     fstat = (small.rss_sets - big.rss_sets) / extra / den
-    return {"F": float(fstat), "df": [extra, dfd], "p": float(dist.f_sf(fstat, extra, dfd))}
+    return {"F": float(fstat), "df": [extra, dfd], "p": float(f_sf(fstat, extra, dfd))}
 
 
 def grouped_cv(s: SetStats, cols: Columns, log: bool, drift: Drift) -> float:

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis import dist
 from perflab.analysis.claims import factor_claims, interaction_claims
 from perflab.analysis.fits import (
     INTERCEPT,
@@ -25,6 +24,7 @@ from perflab.analysis.fits import (
 )
 from perflab.analysis.noise import levene, noisy_sets, outliers
 from perflab.analysis.setstats import SetStats, collapse, covariates
+from perflab.analysis.stats import t_ppf, t_sf
 
 MODELS = {
     "linear": (False, False),
@@ -175,14 +175,14 @@ def drift_report(
     out: dict[str, Any] = {"terms": {}, "notes": list(notes)}
     for i, name in enumerate(within.names):
         se = math.sqrt(within.cov[i, i])
-        q = dist.t_ppf(0.975, max(within.df, 1))
+        q = t_ppf(0.975, max(within.df, 1))
         est = float(within.gamma[i])
         out["terms"][name] = {
             "estimate": est,
             "se": se,
             "ci_low": est - q * se,
             "ci_high": est + q * se,
-            "p": float(2 * dist.t_sf(abs(est) / se, max(within.df, 1))) if se > 0 else None,
+            "p": float(2 * t_sf(abs(est) / se, max(within.df, 1))) if se > 0 else None,
             "how": "within sets (replicates at different times)",
         }
     for name in within.between if between is None else between:

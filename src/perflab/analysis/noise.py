@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis import dist
-from perflab.analysis.claims import adjust
 from perflab.analysis.setstats import SetStats
+from perflab.analysis.stats import adjust, f_sf, t_ppf, t_sf
 
 ALPHA = 0.05
 
@@ -42,7 +41,7 @@ def levene(v: np.ndarray, inv: np.ndarray, s_n: np.ndarray) -> dict[str, Any] | 
     if df2 <= 0 or within <= 0:
         return None
     w = between / df1 / (within / df2)
-    return {"W": w, "df": [df1, df2], "p": float(dist.f_sf(w, df1, df2))}
+    return {"W": w, "df": [df1, df2], "p": float(f_sf(w, df1, df2))}
 
 
 def noisy_sets(s: SetStats) -> list[dict[str, Any]]:
@@ -57,7 +56,7 @@ def noisy_sets(s: SetStats) -> list[dict[str, Any]]:
     # one vectorised F tail for every set (a scipy call per set cost seconds at 30,000 sets)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (s.lss[rep] / df[rep]) / ((tot_ss - s.lss[rep]) / rest_df)
-    one = dist.f_sf(ratio[testable], df[rep][testable], rest_df[testable])
+    one = f_sf(ratio[testable], df[rep][testable], rest_df[testable])
     two = np.full(len(rep), np.nan)
     two[testable] = np.fmin(1.0, 2 * np.minimum(one, 1 - one))  # fmin: a 0/0 ratio gives p = 1
     p = [float(v) for v in two]
@@ -84,9 +83,9 @@ def outliers(y: np.ndarray, inv: np.ndarray, s: SetStats) -> list[dict[str, Any]
     r[ok] = e[ok] / np.sqrt(np.maximum(s2[ok], 1e-300) * (1 - h[ok]))
     # only |r| beyond the Bonferroni critical value can be hits: the tail for those alone
     # (a million tails cost 0.4 s); 10% below it, far beyond any rounding, to be safe
-    crit = 0.9 * -float(dist.t_ppf(ALPHA / (2 * n_runs), df))
+    crit = 0.9 * -float(t_ppf(ALPHA / (2 * n_runs), df))
     cand = np.flatnonzero(ok & (np.abs(r) > crit)) if np.isfinite(crit) else np.arange(n_runs)
-    p = np.minimum(1.0, 2 * dist.t_sf(np.abs(r[cand]), df) * n_runs)
+    p = np.minimum(1.0, 2 * t_sf(np.abs(r[cand]), df) * n_runs)
     hit = (p < ALPHA) & ok[cand]
     return [
         {"run": int(i), "set_index": int(inv[i]), "value": float(y[i]), "p_bonf": float(pi)}

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.data import Dataset
-from perflab.analysis.dist import mean_ci
+from perflab.analysis.stats import mean_ci, percentile_ci
 
 #: Metrics where larger is better; for the others (times) speed-up is base ÷ level.
 HIGHER_BETTER = {"tasks_per_s", "efficiency"}
@@ -153,7 +153,7 @@ def _speedup(
         s, sb = ratios(means), ratios(boot)
     for i, p in enumerate(points):
         scale = base_level / p["level"] if p["level"] else math.nan
-        lo, hi = np.nanpercentile(sb[:, i], [2.5, 97.5]) if len(values[i]) > 1 else (None, None)
+        lo, hi = percentile_ci(sb[:, i]) if len(values[i]) > 1 else (None, None)
         p["speedup"] = float(s[i])
         p["speedup_ci"] = [_f(lo), _f(hi)]
         p["parallel_efficiency"] = float(s[i] * scale)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab import files
-from perflab.analysis.dist import mean_ci
+from perflab.analysis.stats import mean_ci
 
 TEMPLATE = """
 from parsl.config import Config

@@ -22,7 +22,7 @@ from perflab.campaign.runners.base import OnResult, Runner
 from perflab.campaign.store import Store
 from perflab.errors import PerflabError
 from perflab.factors import snapshot
-from perflab.factors.catalog import load_catalogs
+from perflab.factors.catalog import Catalog, load_catalogs
 from perflab.factors.treat import treat
 from perflab.files import check_name
 from perflab.run.measure import validate
@@ -118,24 +118,29 @@ def create_campaign(
             f"budget of {budget_runs} runs is smaller than the design needs: "
             f"{len(sets)} sets x {replicates} replicates = {len(plan)} runs"
         )
-    definition = CampaignDef(
+    definition = _definition(
+        name, base, factors, catalogs, catalog,
+        design=design, design_options=d.opts, design_info=d.info, replicates=replicates,
+        budget_runs=budget_runs, budget_s=budget_s, seed=seed, sets=len(sets),
+    )  # fmt: skip
+    store.create_campaign(definition, plan)
+    return store.campaign(name)
+
+
+def _definition(
+    name: str, base: RunSpec, factors: list[str], catalogs: list[str], catalog: Catalog, **rest: Any
+) -> CampaignDef:
+    """A new campaign's definition: what every campaign stores (its base, factors, a snapshot
+    of its catalogs, when it was made) and ``rest``, its design's own fields."""
+    return CampaignDef(
         name=name,
         base=base.to_dict(),
         factors=factors,
         catalogs=catalogs,
         catalog_files=snapshot.take(catalogs, catalog),
-        design=design,
-        design_options=d.opts,
-        design_info=d.info,
-        replicates=replicates,
-        budget_runs=budget_runs,
-        budget_s=budget_s,
-        seed=seed,
-        sets=len(sets),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        **rest,
     )
-    store.create_campaign(definition, plan)
-    return store.campaign(name)
 
 
 def planned_specs(store: Store, name: str) -> Iterator[tuple[int, RunSpec]]:
@@ -274,16 +279,9 @@ def create_ordered(
     catalog = load_catalogs(catalogs)
     for s in sets:
         validate(treat(base, s, catalog))
-    definition = CampaignDef(
-        name=name,
-        base=base.to_dict(),
-        factors=factors,
-        catalogs=catalogs,
-        catalog_files=snapshot.take(catalogs, catalog),
-        design="ordered",
-        design_info=info or {},
-        sets=len({tuple(sorted(s)) for s in sets}),
-        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
+    definition = _definition(
+        name, base, factors, catalogs, catalog,
+        design="ordered", design_info=info or {}, sets=len({tuple(sorted(s)) for s in sets}),
+    )  # fmt: skip
     store.create_campaign(definition, [(sorted(s), 0) for s in sets])
     return store.campaign(name)

@@ -22,7 +22,7 @@ from perflab.cli.app import (
     shown_warnings,
     store_option,
 )
-from perflab.cli.spec_options import base_spec, run_options
+from perflab.cli.spec_options import base_spec, factor_names, factors_option, run_options
 from perflab.report import terminal
 
 
@@ -40,13 +40,7 @@ def campaign() -> None:
 @campaign.command("create")
 @click.argument("name")
 @run_options
-@click.option(
-    "--factors",
-    "factor_list",
-    required=True,
-    metavar="A,B,C=LEVEL",
-    help="The campaign's two-level factors (a levelled factor as NAME=LEVEL).",
-)
+@factors_option("The campaign's two-level factors (a levelled factor as NAME=LEVEL).")
 @click.option(
     "--design",
     default="random",
@@ -87,7 +81,7 @@ def campaign_create(
     created = api.campaign_create(
         name,
         base_spec(o),
-        [f.strip() for f in factor_list.split(",") if f.strip()],
+        factor_names(factor_list),
         design,
         kv(design_opts, "--design-opt"),
         runs,
@@ -139,7 +133,7 @@ def campaign_extend(
     as_json: bool,
 ) -> None:
     """Grow campaign NAME by new factors or another design: one campaign, one dataset."""
-    factors = [f.strip() for f in (factor_list or "").split(",") if f.strip()]
+    factors = factor_names(factor_list)
     with shown_warnings():
         rec = api.campaign_extend(
             name, factors, design, kv(design_opts, "--design-opt"), runs, seed, store_path

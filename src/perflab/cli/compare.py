@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -28,10 +29,12 @@ from perflab.compare.render import markdown, print_comparison
 from perflab.compare.sides import side_spec
 from perflab.errors import PerflabError
 from perflab.files import atomic_write, home_dir, perflab_home
-from perflab.prepare import prepare
+from perflab.prepare import Prepared, prepare
 from perflab.run.measure import measure, validate
-from perflab.run.record import METRICS
+from perflab.run.record import METRICS, RunRecord
 from perflab.spec import RunSpec
+
+T = TypeVar("T")
 
 #: (option stem, click kwargs): each becomes --stem, --stem-a and --stem-b.
 SIDE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
@@ -273,6 +276,25 @@ def _n_max(runs: int | None, a: Side, metric: str) -> tuple[int, str]:
     return cal.runs_per_side(a.spec, metric, perflab_home())
 
 
+def fresh_runs(
+    prepared: Prepared, runs: int, value_of: Callable[[RunRecord], T | None], quiet: bool
+) -> list[T]:
+    """Each value (``value_of`` an ok record) of ``runs`` fresh runs of a ``prepared`` spec,
+    for calibrate and precision; a failed run, or one without a value, ends the verb
+    (exit 1): a noise measurement with a run left out would understate the noise."""
+    got: list[T] = []
+    for i in range(runs):
+        if not quiet:
+            err_console.print(f"[dim]run {i + 1}/{runs} …[/dim]")
+        rec = measure(prepared)
+        value = value_of(rec) if rec.status == "ok" else None
+        if value is None:
+            click.echo(f"perflab: run {rec.run_id} {rec.status}: {rec.error}", err=True)
+            sys.exit(1)
+        got.append(value)
+    return got
+
+
 def _progress(label: str, i: int, total: int, side: Side) -> None:
     err_console.print(f"[dim]run {i}/{total} (side {label}) …[/dim]")
 
@@ -323,16 +345,7 @@ def calibrate(
         raise PerflabError("--simulations must be at least 10")
     prepared = prepare(spec)  # once, for every run
     spec = prepared.spec
-    values = []
-    for i in range(runs):
-        if not as_json:
-            err_console.print(f"[dim]run {i + 1}/{runs} …[/dim]")
-        rec = measure(prepared)
-        value = metric_value(rec, metric) if rec.status == "ok" else None
-        if value is None:
-            click.echo(f"perflab: run {rec.run_id} {rec.status}: {rec.error}", err=True)
-            sys.exit(1)
-        values.append(value)
+    values = fresh_runs(prepared, runs, lambda rec: metric_value(rec, metric), as_json)
     result = cal.calibrate_values(
         cal.signature(spec, metric), values, threshold, alpha, effect, sims=simulations
     )

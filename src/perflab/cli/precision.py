@@ -6,13 +6,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
 from typing import Any
 
 import click
 
-from perflab.cli.app import err_console, json_option, main
-from perflab.cli.compare import decision_options, gate_metric
+from perflab.cli.app import json_option, main
+from perflab.cli.compare import decision_options, fresh_runs, gate_metric
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare import parts as mp
 from perflab.compare import precision as pp
@@ -20,7 +19,7 @@ from perflab.compare.calibrate import signature
 from perflab.errors import PerflabError
 from perflab.files import home_dir
 from perflab.prepare import prepare
-from perflab.run.measure import measure, validate
+from perflab.run.measure import validate
 
 
 @main.command()
@@ -59,16 +58,7 @@ def precision(
     validate(spec)
     prepared = prepare(spec)  # once, for every run
     spec = prepared.spec
-    got = []
-    for i in range(runs):
-        if not as_json:
-            err_console.print(f"[dim]run {i + 1}/{runs} …[/dim]")
-        rec = measure(prepared)
-        one = mp.from_record(rec.to_dict(), metric) if rec.status == "ok" else None
-        if one is None:
-            click.echo(f"perflab: run {rec.run_id} {rec.status}: {rec.error}", err=True)
-            sys.exit(1)
-        got.append(one)
+    got = fresh_runs(prepared, runs, lambda rec: mp.from_record(rec.to_dict(), metric), as_json)
     measured = mp.estimate(got)
     path = mp.save(measured, signature(spec, metric), home_dir())
     if as_json:

@@ -144,6 +144,17 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def factors_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The required ``--factors A,B,C=LEVEL`` of the verbs that plan sets (campaign, tune),
+    read with ``factor_names``."""
+    return click.option("--factors", "factor_list", required=True, metavar="A,B,C=LEVEL", help=help)
+
+
+def factor_names(text: str | None) -> list[str]:
+    """A ``--factors`` value's names, in order (blanks between commas dropped)."""
+    return [f.strip() for f in (text or "").split(",") if f.strip()]
+
+
 def base_spec(o: dict[str, Any]) -> RunSpec:
     """A RunSpec from the RUN_OPTIONS values (``o`` is click's keyword arguments)."""
     params = kv(o["params"], "--param")

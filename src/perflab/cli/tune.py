@@ -17,7 +17,7 @@ from perflab.cli.app import (
     runner_option,
     store_option,
 )
-from perflab.cli.spec_options import base_spec, run_options
+from perflab.cli.spec_options import base_spec, factor_names, factors_option, run_options
 
 
 def _searches() -> Any:
@@ -29,13 +29,7 @@ def _searches() -> Any:
 @main.command("tune")
 @click.argument("name")
 @run_options
-@click.option(
-    "--factors",
-    "factor_list",
-    required=True,
-    metavar="A,B,C=LEVEL",
-    help="Candidate treatments; give several levels of one factor as NAME=L1,NAME=L2.",
-)
+@factors_option("Candidate treatments; give several levels of one factor as NAME=L1,NAME=L2.")
 @click.option(
     "--budget",
     type=int,
@@ -99,7 +93,7 @@ def tune_cmd(
     from perflab.tune.driver import short_budget
     from perflab.tune.render import render
 
-    candidates = [f.strip() for f in factor_list.split(",") if f.strip()]
+    candidates = factor_names(factor_list)
     # said after the first stage: by then the inputs were checked (a bad one gets one line)
     note = short_budget(budget, len(candidates))
 

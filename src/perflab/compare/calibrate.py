@@ -24,22 +24,23 @@ from typing import Any
 
 import numpy as np
 
+from perflab.analysis.stats import clopper_pearson
 from perflab.compare.gate import DEFAULT_MAX_RUNS
 from perflab.compare.stats import (
     HIGHER_IS_BETTER,
-    clopper_pearson,
     look_levels,
     pair_sd,
     recommend_n,
     sequential,
 )
 from perflab.errors import PerflabError
-from perflab.files import atomic_write
+from perflab.files import read_keyed, write_keyed
 from perflab.spec import RunSpec
 
 #: Fewest and most runs per side a calibration recommends.
 N_FLOOR, N_CAP = 4, 40
 MIN_CALIBRATION_RUNS = 8
+STORE = "calibration store"  # how errors name the file
 
 
 @dataclass
@@ -205,16 +206,12 @@ def store_path(home: Path) -> Path:
 
 
 def save(cal: Calibration, home: Path) -> Path:
-    path = store_path(home)
-    data = _read(path)
-    data[cal.key] = cal.to_dict()
-    atomic_write(path, json.dumps(data, indent=1))
-    return path
+    return write_keyed(store_path(home), cal.key, cal.to_dict(), STORE)
 
 
 def load(sig: dict[str, Any], home: Path) -> Calibration | None:
     """The stored calibration for this signature, if any."""
-    entry = _read(store_path(home)).get(signature_key(sig))
+    entry = read_keyed(store_path(home), STORE).get(signature_key(sig))
     if entry is None:
         return None
     entry["false_alarm_ci"] = tuple(entry["false_alarm_ci"])
@@ -229,13 +226,3 @@ def runs_per_side(spec: RunSpec, metric: str, home: Path) -> tuple[int, str]:
     if found is not None:
         return found.recommended_n, f"calibration of {found.measured_at}"
     return DEFAULT_MAX_RUNS, "default (not calibrated: see `perflab calibrate`)"
-
-
-def _read(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except ValueError:
-        raise PerflabError(f"calibration store {path}: not valid JSON; remove it") from None
-    return data if isinstance(data, dict) else {}

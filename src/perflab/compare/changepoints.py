@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from perflab.analysis.stats import chi2_ppf
 from perflab.compare.stats import HIGHER_IS_BETTER, Decision, decide
 
 
@@ -48,7 +48,7 @@ def candidates(samples: Sequence[Sequence[float]], penalty: float | None = None)
     n = np.array([len(x) for x in logs], float)
     se = sigma / np.sqrt(n.mean()) if sigma > 0 else 1.0
     signal = ((means - means.mean()) / (se if se > 0 else 1.0)).reshape(-1, 1)
-    pen = float(stats.chi2.ppf(0.99, 1)) if penalty is None else penalty
+    pen = chi2_ppf(0.99, 1) if penalty is None else penalty
     ends = ruptures.Pelt(model="l2", min_size=1, jump=1).fit(signal).predict(pen=pen)
     return [int(e) for e in ends[:-1]]
 

@@ -11,7 +11,6 @@ records' phases: S is a run's whole time but its counted window, c the window pe
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -19,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from perflab.analysis.stats import chi2_ppf, mean_ci, percentile_ci
 from perflab.compare.calibrate import signature_key
 from perflab.compare.precision import Parts
 from perflab.errors import PerflabError
-from perflab.files import atomic_write
+from perflab.files import read_keyed, write_keyed
 
 #: Metrics whose value per sub-batch follows from its tasks and wall time.
 SPLITTABLE = {
@@ -32,6 +31,7 @@ SPLITTABLE = {
     "tasks_per_s": lambda tasks, wall: tasks / wall,
 }
 MIN_RUNS = 3
+STORE = "precision store"  # how errors name the file
 BOOTSTRAP = 1000
 
 
@@ -116,8 +116,8 @@ def estimate(runs: list[RunParts], seed: int = 0, boot: int = BOOTSTRAP) -> Meas
     var_b, msw = anova(logs)
     df_w = logs.shape[0] * (m - 1)
     within_ci = (
-        n_s * msw * df_w / float(stats.chi2.ppf(0.975, df_w)),
-        n_s * msw * df_w / float(stats.chi2.ppf(0.025, df_w)),
+        n_s * msw * df_w / chi2_ppf(0.975, df_w),
+        n_s * msw * df_w / chi2_ppf(0.025, df_w),
     )
     rng = np.random.default_rng(seed)
     resampled = [anova(logs[rng.integers(len(runs), size=len(runs))])[0] for _ in range(boot)]
@@ -131,21 +131,15 @@ def estimate(runs: list[RunParts], seed: int = 0, boot: int = BOOTSTRAP) -> Meas
         n_s,
         _t_ci(fixed),
         _t_ci(per_task),
-        (
-            (float(np.percentile(resampled, 2.5)), float(np.percentile(resampled, 97.5)))
-            if resampled
-            else (math.nan, math.nan)
-        ),
+        percentile_ci(resampled) if resampled else (math.nan, math.nan),
         within_ci,
     )
 
 
 def _t_ci(x: np.ndarray) -> tuple[float, float]:
-    mean = float(x.mean())
-    if len(x) < 2 or np.ptp(x) == 0:
-        return mean, mean
-    h = float(stats.t.ppf(0.975, len(x) - 1)) * float(x.std(ddof=1)) / math.sqrt(len(x))
-    return mean - h, mean + h
+    """The mean's 95 % t interval; the mean itself from one run (no width can be given)."""
+    mean, lo, hi = mean_ci(x)
+    return (mean, mean) if lo is None or hi is None else (lo, hi)
 
 
 def parts_signature(sig: dict[str, Any]) -> dict[str, Any]:
@@ -162,23 +156,9 @@ def save(measured: Measured, sig: dict[str, Any], home: Path) -> Path:
     measured.key = signature_key(sig)
     measured.signature = sig
     measured.measured_at = measured.measured_at or datetime.now(UTC).isoformat(timespec="seconds")
-    path = store_path(home)
-    data = _read(path)
-    data[measured.key] = measured.to_dict()
-    atomic_write(path, json.dumps(data, indent=1))
-    return path
+    return write_keyed(store_path(home), measured.key, measured.to_dict(), STORE)
 
 
 def load(sig: dict[str, Any], home: Path) -> Measured | None:
-    entry = _read(store_path(home)).get(signature_key(parts_signature(sig)))
+    entry = read_keyed(store_path(home), STORE).get(signature_key(parts_signature(sig)))
     return None if entry is None else Measured.from_dict(entry)
-
-
-def _read(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except ValueError:
-        raise PerflabError(f"precision store {path}: not valid JSON; remove it") from None
-    return data if isinstance(data, dict) else {}

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from perflab.analysis.stats import norm_ppf, t_ppf
 from perflab.compare.stats import EARLY_SHARE, Decision, abba, decide, looks
 
 #: Round windows the planner tries (× powers of ten), besides its bounds and n*.
@@ -112,7 +112,7 @@ def duration(seconds: float) -> str:
 @functools.lru_cache(maxsize=4096)
 def t_quantile(level: float, df: int) -> float:
     """The two-sided t quantile at ``level`` (cached: plans ask for the same ones often)."""
-    return float(stats.t.ppf(1 - level / 2, df))
+    return float(t_ppf(1 - level / 2, df))
 
 
 def log_half(target: float) -> float:
@@ -127,7 +127,7 @@ def pairs_needed(var_pair: float, h: float, level: float, k_min: int = MIN_PAIRS
         return k_min
     if h <= 0:
         raise ValueError("the target half-width must be positive")
-    z = float(stats.norm.ppf(1 - level / 2))
+    z = norm_ppf(1 - level / 2)
     k = max(k_min, math.ceil(var_pair * (z / h) ** 2))
     for _ in range(50):  # the t quantile falls as k grows: a few steps converge
         q = t_quantile(level, k - 1)

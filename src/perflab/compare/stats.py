@@ -5,10 +5,11 @@ machines and loads): the estimate is the ratio of geometric means B / A.
 
 * **Paired** (the gate's default): the ABBA order puts A's i-th run next to B's i-th run, so
   each pair shares the machine's state of that moment. The test is a one-sample t-test on the
-  pairs' log differences, with its t interval (scipy). On a shared host whose speed drifts
-  slowly, the pair difference cancels the drift that an unpaired test counts as noise.
+  pairs' log differences, with its t interval (``analysis.stats.paired_t``). On a shared host
+  whose speed drifts slowly, the pair difference cancels the drift that an unpaired test
+  counts as noise.
 * **Unpaired** (Welch): a Welch t-test on the logs, with a BCa bootstrap CI
-  (scipy.stats.bootstrap). Used where samples are not paired (releases in a history).
+  (``analysis.stats.bootstrap_ci``). Used where samples are not paired (releases in a history).
 """
 
 from __future__ import annotations
@@ -20,10 +21,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from perflab.analysis.dist import welch_p
 from perflab.analysis.exact import EXACT_RTOL
+from perflab.analysis.stats import bootstrap_ci, norm_ppf, paired_t, welch_p
 
 #: Metrics where a larger value is better; every other metric is a cost (lower is better).
 HIGHER_IS_BETTER = frozenset({"tasks_per_s"})
@@ -77,7 +77,7 @@ def log_ratio_ci(
     for method in ("BCa", "percentile"):  # BCa can fail on tiny or tied samples
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = stats.bootstrap(
+            out = bootstrap_ci(
                 (lb, la),
                 _mean_diff,
                 confidence_level=confidence,
@@ -86,14 +86,13 @@ def log_ratio_ci(
                 rng=np.random.default_rng(seed),
                 vectorized=True,
             )
-        out = (float(res.confidence_interval.low), float(res.confidence_interval.high))
         if all(math.isfinite(x) for x in out):
             break
     return out
 
 
 def gate_welch_p(la: np.ndarray, lb: np.ndarray) -> float:
-    """The gate's unpaired p: the one Welch test (``analysis.dist.welch_p``) on the logs.
+    """The gate's unpaired p: the one Welch test (``analysis.stats.welch_p``) on the logs.
     Exact data (both sides constant: no test is defined) decide by their values, as the
     paired test's constant differences do: 1 when equal, 0 when they differ (the CI is the
     exact difference, so the verdict then rests on the threshold alone)."""
@@ -105,26 +104,13 @@ def gate_welch_p(la: np.ndarray, lb: np.ndarray) -> float:
     return p
 
 
-def paired_test(la: np.ndarray, lb: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """(p, CI low, CI high) of the mean pair difference log B − log A: a one-sample t-test and
-    its t interval, so the CI excludes 0 exactly when p < 1 − confidence. Constant
-    differences give the point and p 1 (all zero) or 0."""
-    diff = lb - la
-    d = float(diff.mean())
-    if np.ptp(diff) == 0:
-        return (1.0 if d == 0 else 0.0), d, d
-    res = stats.ttest_1samp(diff, 0.0)
-    ci = res.confidence_interval(confidence_level=confidence)
-    return float(res.pvalue), float(ci.low), float(ci.high)
-
-
 def paired_ratio(ratios: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Geometric mean of paired ratios B/A with ``paired_test``'s t interval, back on the
+    """Geometric mean of paired ratios B/A with ``paired_t``'s t interval, back on the
     ratio scale; nan bounds below two pairs (no interval can be given)."""
     logs = np.log(np.asarray(ratios, float))
     if len(logs) < 2:
         return math.exp(float(logs.mean())), math.nan, math.nan
-    _, lo, hi = paired_test(np.zeros_like(logs), logs, confidence)
+    _, lo, hi = paired_t(logs, confidence)
     return math.exp(float(logs.mean())), math.exp(lo), math.exp(hi)
 
 
@@ -156,7 +142,7 @@ def decide(
     if exact_samples(la, lb, paired):
         return _exact_decision(len(a), len(b), d, threshold, alpha, higher_is_better)
     if paired:
-        p, lo, hi = paired_test(la, lb, 1 - alpha)
+        p, lo, hi = paired_t(lb - la, 1 - alpha)
     else:
         lo, hi = log_ratio_ci(la, lb, 1 - alpha, seed)
         p = gate_welch_p(la, lb)
@@ -287,7 +273,7 @@ def recommend_n(
     """Runs per side to detect a ratio of 1 + ``effect`` with the given power at level
     ``alpha`` (normal approximation), at least 4. Unpaired, ``sigma_log`` is the sd of one
     run's log; paired, the sd of a pair's log difference."""
-    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    z = norm_ppf(1 - alpha / 2) + norm_ppf(power)
     k = 1 if paired else 2
     return max(4, math.ceil(k * (z * sigma_log / math.log1p(effect)) ** 2))
 
@@ -309,7 +295,7 @@ def geo_mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[floa
         return math.exp(m), math.exp(m), math.exp(m)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = stats.bootstrap(
+        lo, hi = bootstrap_ci(
             (logs,),
             np.mean,
             confidence_level=confidence,
@@ -317,16 +303,9 @@ def geo_mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[floa
             n_resamples=BOOTSTRAP_RESAMPLES,
             rng=np.random.default_rng(0),
         )
-    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         lo, hi = m, m
     return math.exp(m), math.exp(lo), math.exp(hi)
-
-
-def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Exact binomial CI of a rate k/n."""
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
-    return float(ci.low), float(ci.high)
 
 
 def location(values: Sequence[float]) -> dict[str, float]:

@@ -14,10 +14,9 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from perflab.analysis.claims import adjust
 from perflab.analysis.exact import EXACT_RTOL
+from perflab.analysis.stats import adjust, t_ppf
 
 #: The focus stage's condition names: the two releases, and B with every survivor reverted.
 A, B, ALL = "A", "B", "B+all"
@@ -86,7 +85,7 @@ def _share(fit: Any, cond: str, conf: float) -> dict[str, float]:
     share = (1 - math.exp(bc)) / den
     grad = np.array([-math.exp(bc) / den, (1 - math.exp(bc)) * math.exp(ba) / den**2])
     se = float(math.sqrt(max(grad @ cov @ grad, 0.0)))
-    t = float(stats.t.ppf(0.5 + conf / 2, fit.df_resid))
+    t = float(t_ppf(0.5 + conf / 2, fit.df_resid))
     return {"share": share, "low": share - t * se, "high": share + t * se, "se": se}
 
 
@@ -102,7 +101,7 @@ def focus_estimates(
     its share is at least ``threshold`` of a step the focus stage confirms."""
     fit = _fit(rows)
     conf = 1 - alpha
-    t = float(stats.t.ppf(0.5 + conf / 2, fit.df_resid))
+    t = float(t_ppf(0.5 + conf / 2, fit.df_resid))
     ka = _coef(A)
     step_log = -float(fit.params[ka])
     se_a = float(fit.bse[ka])
@@ -168,7 +167,7 @@ def residual(fit: Any, cond: str, conf: float, threshold: float) -> dict[str, An
     names = list(fit.params.index)
     c[names.index(kc)], c[names.index(ka)] = 1.0, -1.0
     se = float(math.sqrt(c @ fit.cov_params().to_numpy() @ c))
-    t = float(stats.t.ppf(0.5 + conf / 2, fit.df_resid))
+    t = float(t_ppf(0.5 + conf / 2, fit.df_resid))
     lo, hi = d - t * se, d + t * se
     bound = math.log1p(threshold)
     verdict = (

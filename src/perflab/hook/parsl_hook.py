@@ -16,14 +16,6 @@ if TYPE_CHECKING:  # the hook imports nothing it does not need at run time
     Fact = dict[str, Any]
 
 
-def _argv0() -> str:
-    argv = getattr(sys, "argv", None) or [""]
-    a0 = os.path.basename(argv[0]) if argv[0] else ""
-    if a0 in ("", "-c", "-m"):
-        return f"{os.path.basename(sys.executable)} {argv[0]}".strip()
-    return a0
-
-
 # --- applying and seeing ---------------------------------------------------------------------
 
 
@@ -172,7 +164,7 @@ class Hook:
 
     def on_parsl(self, module: Any) -> None:
         self.on_import(module)
-        if _argv0() == "process_worker_pool.py":
+        if self.proof.argv0() == "process_worker_pool.py":
             self.proof.write({"fact": "pool", "options": _pool_options(sys.argv[1:])})
 
     def on_parsl_config(self, module: Any) -> None:

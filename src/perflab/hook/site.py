@@ -111,18 +111,20 @@ class Proof:
 
         try:
             fd = self._open()
-            fact = {**fact, "pid": os.getpid(), "argv0": _argv0()}
+            fact = {**fact, "pid": os.getpid(), "argv0": self.argv0()}
             os.write(fd, (json.dumps(fact, default=repr) + "\n").encode())
         except OSError as exc:
             sys.stderr.write(f"perflab hook: could not write proof: {exc}\n")
 
-
-def _argv0() -> str:
-    argv = getattr(sys, "argv", None) or [""]
-    a0 = os.path.basename(argv[0]) if argv[0] else ""
-    if a0 in ("", "-c", "-m"):
-        return f"{os.path.basename(sys.executable)} {argv[0]}".strip()
-    return a0
+    @staticmethod
+    def argv0() -> str:
+        """The program this process runs, as each fact names it (the interpreter's name
+        with ``-c``/``-m``); the Parsl part asks it too (a worker pool is treated apart)."""
+        argv = getattr(sys, "argv", None) or [""]
+        a0 = os.path.basename(argv[0]) if argv[0] else ""
+        if a0 in ("", "-c", "-m"):
+            return f"{os.path.basename(sys.executable)} {argv[0]}".strip()
+        return a0
 
 
 class Watch:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perflab.analysis.dist import mean_ci
+from perflab.analysis.stats import bootstrap_ci, mean_ci
 from perflab.errors import PerflabError
 from perflab.files import output_dir
 from perflab.workloads.postprocess_model import POLICIES
@@ -263,7 +263,6 @@ def gain(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """drain-many's relative gain over retrieve-one (1 - mean ratio) among ``rows`` (one
     point), with a 95% percentile-bootstrap interval; the model's gain beside it."""
     import numpy as np
-    from scipy import stats
 
     one = [r["makespan_s"] for r in rows if r["policy"] == "retrieve-one"]
     many = [r["makespan_s"] for r in rows if r["policy"] == "drain-many"]
@@ -272,14 +271,13 @@ def gain(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     lo: float | None = None
     hi: float | None = None
     if len(one) >= 2 and len(many) >= 2:
-        res = stats.bootstrap(
+        lo, hi = bootstrap_ci(
             (np.array(one), np.array(many)),
             lambda a, b, axis=-1: 1 - np.mean(b, axis=axis) / np.mean(a, axis=axis),
             n_resamples=2000,
             method="percentile",
             random_state=0,
         )
-        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     models = {
         pol: statistics.fmean(r["model_by_policy"][pol] for r in rows)
         for pol in rows[0]["model_by_policy"]

@@ -22,10 +22,9 @@ from typing import Any
 
 import numpy as np
 import statsmodels.api as sm
-from scipy import stats
 
-from perflab.analysis.claims import adjust
 from perflab.analysis.exact import EXACT_RTOL
+from perflab.analysis.stats import adjust, norm_ppf, t_ppf, t_sf
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
@@ -85,7 +84,7 @@ def shortfall(evidence: list[Evidence]) -> int:
     more = [0]
     for e in evidence:
         if e.kept and e.verdict == "inconclusive" and e.ci_low and e.ci_high and e.confidence:
-            se = math.log(e.ci_high / e.ci_low) / (2 * stats.norm.ppf((1 + e.confidence) / 2))
+            se = math.log(e.ci_high / e.ci_low) / (2 * norm_ppf((1 + e.confidence) / 2))
             more.append(math.ceil(e.runs * (Z95 * se / math.log1p(MARGIN)) ** 2) - e.runs)
     untested = sum(e.verdict == "untested" for e in evidence)
     groups = {tuple(e.group) for e in evidence if e.verdict == "unresolved" and e.group}
@@ -241,16 +240,15 @@ def look(
     se = np.asarray(fit.bse)[first:]
     df = float(fit.df_resid)
     ok = np.array(est) & np.isfinite(se) & (se > 0) & (df > 0)
-    p = np.where(ok, stats.t.sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
+    p = np.where(ok, t_sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
     alpha = ALPHA / LOOKS
     adjusted, decided = adjust(list(p), "holm", alpha)
-    q = float(stats.t.ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
+    q = float(t_ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
     bound = math.log1p(THRESHOLD)
     out = []
     for j, g in enumerate(groups):
         if not ok[j]:
-            why = "kept, untested: its drop is aliased with another difference in the runs"
-            out.append(Evidence(g, True, "untested", runs=n, reason=why))
+            out.append(_untested(g, n))
             continue
         lo, hi = cost[j] - q * se[j], cost[j] + q * se[j]
         if decided[j] and cost[j] >= bound:
@@ -272,6 +270,12 @@ def look(
     return out
 
 
+def _untested(group: list[str], n: int) -> Evidence:
+    """A group whose drop the runs cannot estimate stays (nothing shows it may go)."""
+    why = "kept, untested: its drop is aliased with another difference in the runs"
+    return Evidence(group, True, "untested", runs=n, reason=why)
+
+
 def exact_ols(fit: Any) -> bool:
     """Whether an OLS fit of log time is exact (a deterministic score: every residual zero
     to rounding, with residual degrees of freedom to show it; analysis/exact.py)."""
@@ -288,8 +292,7 @@ def exact_evidence(
     out = []
     for j, g in enumerate(groups):
         if not est[j]:
-            why = "kept, untested: its drop is aliased with another difference in the runs"
-            out.append(Evidence(g, True, "untested", runs=n, reason=why))
+            out.append(_untested(g, n))
             continue
         c = 0.0 if abs(cost[j]) <= EXACT_RTOL else float(cost[j])
         verdict = "slower" if c >= bound else "faster" if c < 0 else "not slower"

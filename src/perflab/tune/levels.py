@@ -23,9 +23,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats
 
-from perflab.analysis.claims import adjust
+from perflab.analysis.stats import adjust, t_ppf, t_sf
 from perflab.campaign.designs.base import Constraints
 from perflab.tune.knockout import (
     ALPHA,
@@ -149,9 +148,9 @@ def knock_in(
     rank = np.linalg.matrix_rank(x)
     est = [np.linalg.matrix_rank(np.delete(x, j + 1, 1)) < rank for j in range(len(tries))]
     ok = np.array(est) & np.isfinite(se) & (se > 0)
-    p = np.where(ok, stats.t.sf(gain / np.where(ok, se, 1), df), np.nan)
+    p = np.where(ok, t_sf(gain / np.where(ok, se, 1), df), np.nan)
     adjusted, decided = adjust(list(p), "holm", ALPHA)
-    q = float(stats.t.ppf(1 - ALPHA, df))
+    q = float(t_ppf(1 - ALPHA, df))
     chosen, evidence = set(cut), []
     for j in np.argsort(-gain):
         f = tries[j]

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import statsmodels.api as sm
 
-from perflab.analysis.dist import mean_ci
 from perflab.analysis.exact import EXACT_RTOL
+from perflab.analysis.stats import mean_ci
 
 
 @dataclass

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from perflab.errors import PerflabError
 from perflab.options import Opt
 from perflab.tasks import Executor
 from perflab.workloads import WORKLOADS
@@ -42,7 +41,7 @@ class Imbalanced(Workload):
     params = {
         "task_us": Opt(default=1000.0, help="Mean task size (µs of kernel work)."),
         "dist": Opt(
-            choices=("uniform", "exponential", "lognormal"),
+            choices=DISTRIBUTIONS,
             default="lognormal",
             help="The sizes' distribution.",
         ),
@@ -56,12 +55,7 @@ class Imbalanced(Workload):
 
     @classmethod
     def resolve_params(cls, params: dict[str, Any]) -> dict[str, Any]:
-        merged = super().resolve_params(params)
-        if merged["dist"] not in DISTRIBUTIONS:
-            raise PerflabError(
-                f"workload 'imbalanced': dist {merged['dist']!r} is not one of "
-                f"{', '.join(DISTRIBUTIONS)}"
-            )
+        merged = super().resolve_params(params)  # checks dist against its choices
         check_kind(str(merged["kernel"]), cls.name)
         return merged
 

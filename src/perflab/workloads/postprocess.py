@@ -246,12 +246,7 @@ class Postprocess(Workload):
 
     @classmethod
     def resolve_params(cls, params: dict[str, Any]) -> dict[str, Any]:
-        merged = super().resolve_params(params)
-        if merged["policy"] not in POLICIES:
-            raise PerflabError(
-                f"workload 'postprocess': policy {merged['policy']!r} is not one of "
-                f"{', '.join(POLICIES)}"
-            )
+        merged = super().resolve_params(params)  # checks policy against its choices
         if "concurrency" in params and int(merged["concurrency"]) < 1:
             raise PerflabError("workload 'postprocess': parameter concurrency must be >= 1")
         return merged

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from plotnine import (
@@ -25,11 +27,17 @@ NO_PATHS = (
 )
 
 
-@figure("8_pca_biplot", "PCA of path vectors (biplot)")
-def pca_biplot(ctx: Context) -> Result:
+def _pca(ctx: Context) -> Any:
+    """The analysis' PCA of path vectors; not drawn without enough paths."""
     pca = ctx.analysis["pca"]
     if not pca:
         raise NotDrawn(NO_PATHS)
+    return pca
+
+
+@figure("8_pca_biplot", "PCA of path vectors (biplot)")
+def pca_biplot(ctx: Context) -> Result:
+    pca = _pca(ctx)
     sc = pd.DataFrame(pca["scores"], columns=["pc1", "pc2"][: len(pca["scores"][0])])
     if "pc2" not in sc:
         raise NotDrawn("the path vectors have a single principal component")
@@ -59,9 +67,7 @@ def pca_biplot(ctx: Context) -> Result:
 
 @figure("8_pca_screeplot", "PCA scree plot")
 def pca_scree(ctx: Context) -> Result:
-    pca = ctx.analysis["pca"]
-    if not pca:
-        raise NotDrawn(NO_PATHS)
+    pca = _pca(ctx)
     evr = pca["explained_variance_ratio"]
     df = pd.DataFrame({"pc": np.arange(1, len(evr) + 1), "v": evr})
     p = (

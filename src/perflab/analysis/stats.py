@@ -1,11 +1,16 @@
-"""The t and F tails and quantiles the analysis needs, from ``scipy.special``.
+"""perflab's one home of statistical tests and intervals: every t, paired, Welch and bootstrap
+interval, every test and every multiplicity correction is computed here, and no other module
+imports ``scipy.stats`` or ``statsmodels.stats`` (``tests/analysis/test_one_stats.py``).
+Model fits (statsmodels' OLS and RLM) stay with their callers; their tests are the fit's.
 
-``scipy.stats`` costs 1-2.5 s to import on a busy machine (it builds every distribution's
-docstring); the analysis needs five functions of it. Each one here returns what the
-``scipy.stats`` call it replaces returns, bit for bit, including its edge cases (bad degrees
-of freedom, infinite or NaN arguments): it calls the same ``scipy.special`` function the
-distribution object calls and applies the same conditions around it
-(``tests/analysis/test_fast_paths.py`` compares them).
+The t and F tails and quantiles come from ``scipy.special``: ``scipy.stats`` costs 1-2.5 s
+to import on a busy machine (it builds every distribution's docstring), and the analysis
+needs five functions of it. Each one here returns what the ``scipy.stats`` call it replaces
+returns, bit for bit, including its edge cases (bad degrees of freedom, infinite or NaN
+arguments): it calls the same ``scipy.special`` function the distribution object calls and
+applies the same conditions around it (``tests/analysis/test_fast_paths.py`` compares them).
+What only ``scipy.stats`` or statsmodels has (the bootstrap, the one-sample t-test, the
+binomial interval, BH) is imported inside the function that needs it.
 """
 
 from __future__ import annotations
@@ -104,6 +109,99 @@ def welch_p(a: np.ndarray, b: np.ndarray) -> float | None:
         df = np.where(np.isnan(df), 1.0, df)
         t = np.divide(m1 - m2, np.sqrt(vn1 + vn2))
     return float(2 * special.stdtr(df, -np.abs(t)))
+
+
+def paired_t(diff: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """(p, CI low, CI high) of the mean of paired differences ``diff``: the one-sample t-test
+    against 0 and its t interval, so the CI excludes 0 exactly when p < 1 − confidence.
+    Constant differences give the point and p 1 (all zero) or 0: no test is defined."""
+    d = float(diff.mean())
+    if np.ptp(diff) == 0:
+        return (1.0 if d == 0 else 0.0), d, d
+    from scipy import stats as sps  # 1-2.5 s to import: only where a paired test is made
+
+    res = sps.ttest_1samp(diff, 0.0)
+    ci = res.confidence_interval(confidence_level=confidence)
+    return float(res.pvalue), float(ci.low), float(ci.high)
+
+
+def bootstrap_ci(
+    data: tuple[np.ndarray, ...], statistic: Any, **options: Any
+) -> tuple[float, float]:
+    """(low, high) of ``scipy.stats.bootstrap(data, statistic, **options)``'s interval:
+    ``options`` are the bootstrap's own (method, confidence_level, n_resamples, rng or
+    random_state, vectorized)."""
+    from scipy import stats as sps
+
+    res = sps.bootstrap(data, statistic, **options)
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def percentile_ci(resampled: Any, confidence: float = 0.95) -> tuple[float, float]:
+    """The percentile-bootstrap interval of a statistic's resampled values (NaN ones left
+    out), for resamplings scipy's ``bootstrap`` cannot express (whole runs of an ANOVA,
+    ratios of group means)."""
+    tail = round(50 * (1 - confidence), 12)  # 2.5 exactly for 95 %, as np.percentile is given
+    lo, hi = np.nanpercentile(resampled, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact binomial CI of a rate k/n."""
+    from scipy import stats as sps
+
+    ci = sps.binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def norm_ppf(q: float) -> float:
+    """``scipy.stats.norm.ppf(q)``: the normal quantile of a sample-size approximation."""
+    from scipy import stats as sps
+
+    return float(sps.norm.ppf(q))
+
+
+def chi2_ppf(q: float, df: float) -> float:
+    """``scipy.stats.chi2.ppf(q, df)``: a variance's interval, a segmentation's penalty."""
+    from scipy import stats as sps
+
+    return float(sps.chi2.ppf(q, df))
+
+
+def adjust(p: list[float], method: str, alpha: float) -> tuple[list[float], list[bool]]:
+    """Adjusted p-values and decisions: Holm (``method`` "holm", ``holm`` below) or, for
+    "fdr_bh", statsmodels' ``multipletests``; NaN entries (untestable claims) stay NaN /
+    False and do not count in the family."""
+    arr = np.asarray(p, float)
+    ok = np.isfinite(arr)
+    adj = np.full(len(arr), np.nan)
+    sig = np.zeros(len(arr), bool)
+    if ok.any():
+        if method == "holm":
+            padj, rej = holm(arr[ok], alpha)
+        else:
+            from statsmodels.stats.multitest import multipletests  # ~0.7 s to import
+
+            rej, padj, _, _ = multipletests(arr[ok], alpha=alpha, method=method)
+        adj[ok], sig[ok] = padj, rej
+    return [float(v) for v in adj], [bool(v) for v in sig]
+
+
+def holm(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Holm's step-down adjusted p-values and rejections at ``alpha``, the same arithmetic
+    as statsmodels' ``multipletests(method="holm")`` (tests/analysis/test_claims.py holds
+    them equal). Written out because statsmodels runs a full ``gc.collect()`` in every Holm
+    call: ~45-60 ms in a process holding pandas, and an ``analyze`` makes about nine."""
+    order = np.argsort(p)
+    ps = p[order]
+    n = len(ps)
+    steps = np.arange(n, 0, -1)
+    above = np.nonzero(ps > alpha / steps)[0]
+    reject = np.arange(n) < (above[0] if above.size else n)
+    padj = np.minimum(np.maximum.accumulate(ps * steps), 1.0)
+    out_p, out_r = np.empty(n), np.empty(n, bool)
+    out_p[order], out_r[order] = padj, reject
+    return out_p, out_r
 
 
 def _mean_var(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
