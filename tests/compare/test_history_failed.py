@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from perflab.cli import main
 from perflab.cli import history as history_cli
+from perflab.cli import main
 from perflab.compare import history
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec

@@ -20,7 +20,9 @@ def _collinear() -> dict:
             "run_id": [f"r{i}" for i in range(12)],
             "timestamp": [1.7e9 + i for i in range(12)],
             "status": "ok",
-            "us_per_task": [100 - 10 * a - 3 * c + e for (a, _, c), e in zip(sets, noise)],
+            "us_per_task": [
+                100 - 10 * a - 3 * c + e for (a, _, c), e in zip(sets, noise, strict=True)
+            ],
             "a": [s[0] for s in sets],
             "b": [s[1] for s in sets],
             "c": [s[2] for s in sets],
