@@ -99,3 +99,23 @@ def test_a_zoo_without_failures_exits_0(tmp_path: Path, monkeypatch: pytest.Monk
     res = _zoo(tmp_path, monkeypatch, lambda s: False, *CHAIN)
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["table"]["absent"] == []
+
+
+def test_a_metg_level_left_with_one_ok_run_has_no_interval_not_nan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by tests/zoo/test_zoo_properties.py: the curve's missing interval was the
+    frame's NaN, printed into the JSON as NaN and on the terminal as "(nan–nan)"."""
+    seen: list[float] = []
+
+    def fails(spec: RunSpec) -> bool:  # the second run at 20 µs fails
+        us = spec.params.get("task_us")
+        seen.append(us)
+        return us == 20.0 and seen.count(us) == 2
+
+    res = _zoo(tmp_path, monkeypatch, fails, *METG)
+    assert res.exit_code == 0, res.output
+    assert "NaN" not in res.stdout
+    curve = json.loads(res.stdout)["table"]["metg"]["cf-threads"]["curve"]
+    last = next(p for p in curve if p["task_us"] == 20.0)
+    assert last["n"] == 1 and last["ci_low"] is None and last["ci_high"] is None
