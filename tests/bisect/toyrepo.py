@@ -39,9 +39,12 @@ def make_repo(
     n: int = 41,
     planted: dict[int, float] | None = None,
     tags: dict[int, str] | None = None,
+    numbered: bool = False,
 ) -> list[str]:
     """``n`` commits (commit 0 the good end); commit ``k`` in ``planted`` multiplies the cost
-    by its factor. Subjects carry PR numbers (``… (#100+k)``). Returns the shas, oldest first."""
+    by its factor. Subjects carry PR numbers (``… (#100+k)``); ``numbered``: each commit's
+    ``toybis.core.COMMIT`` is ``k`` (a score can tell commits apart). Returns the shas, oldest
+    first."""
     planted = {13: 1.10, 29: 1.20} if planted is None else planted
     root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
@@ -54,7 +57,8 @@ def make_repo(
     cost, shas = 1.0, []
     for k in range(n):
         cost = round(cost * planted.get(k, 1.0), 6)
-        (root / "toybis" / "core.py").write_text(CORE.format(cost=cost))
+        number = f"\nCOMMIT = {k}\n" if numbered else ""
+        (root / "toybis" / "core.py").write_text(CORE.format(cost=cost) + number)
         (root / "NOTES.txt").write_text(f"commit {k}\n")
         git(root, "add", "-A")
         subject = "slow path" if k in planted else f"tidy {k}"

@@ -214,7 +214,12 @@ def metg(
         "max_efficiency": float(eff.max()),
         "levels": len(curve),
         "limit": limit,
-        "curve": curve.to_dict(orient="records"),
+        # a level with one ok run has no interval: None, not the frame's NaN (which JSON
+        # printed as NaN, and which read as a number)
+        "curve": [
+            {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+            for r in curve.to_dict(orient="records")
+        ],
     }
     if b.crossed:
         assert b.above is not None and b.below is not None

@@ -58,10 +58,15 @@ def zoo_table(
         "patterns": {},
         "workflows": {},
         "failed": failed.to_dict(orient="records"),
+        "absent": absent(runs),
     }
     for target, g in ok.groupby("target"):
         sweep = g[g["kind"] == "metg"]
-        if sweep["task_us"].nunique() >= 2:
+        planned = runs[(runs["target"] == target) & (runs["kind"] == "metg")]["task_us"]
+        # the "largest" basis divides by the largest size's efficiency: with that size
+        # failed, a smaller one would stand in for it unsaid (absent says why)
+        lost_top = basis == "largest" and len(sweep) and sweep["task_us"].max() < planned.max()
+        if sweep["task_us"].nunique() >= 2 and not lost_top:
             limit = (limits or {}).get(str(target))
             out["metg"][target] = metg(sweep, threshold, basis, limit)
         cells: dict[str, Any] = {}
@@ -70,6 +75,48 @@ def zoo_table(
         out["patterns"][target] = cells
         out["workflows"][target] = _workflows(g[g["kind"] == "wfcommons"])
     return out
+
+
+def absent(runs: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each measurement (engine and kind; a METG task size; a workflow) none of whose runs
+    succeeded: it has no figure, and this says why (its runs' last error)."""
+    keys = ["target", "kind", "task_us"]
+    frame = runs.assign(task_us=runs["task_us"].where(runs["kind"] == "metg", 0.0))
+    out = []
+    for key, g in frame.groupby(keys, sort=True):
+        if (g["status"] == "ok").any():
+            continue
+        target, kind, task_us = key  # type: ignore[misc]
+        errors = [e for e in g["error"] if e]
+        out.append(
+            {
+                "target": str(target),
+                "kind": str(kind),
+                "task_us": float(task_us) if kind == "metg" else None,
+                "runs": len(g),
+                "cause": errors[-1] if errors else str(g["status"].iloc[-1]),
+            }
+        )
+    return out
+
+
+def absent_text(a: dict[str, Any]) -> str:
+    """One absent measurement as the user reads it."""
+    what = f"{a['target']} {a['kind']}" + (f" at {a['task_us']:g} µs" if a["task_us"] else "")
+    return f"{what}: failed in {a['runs']} of {a['runs']} runs: {a['cause']}"
+
+
+def unanswered(table: dict[str, Any]) -> str | None:
+    """Why the zoo's scoreboard is not whole (None: it is): every run failed, or some
+    measurements have no figure. The verb shows what was measured, then exits 1 with this."""
+    gone = table.get("absent") or []
+    if not gone:
+        return None
+    measured = bool(table["metg"]) or any(table["patterns"].values())
+    measured = measured or any(table.get("workflows", {}).values())
+    head = "no figure at all" if not measured else f"{len(gone)} measurement(s) have no figure"
+    return f"{head}: " + "; ".join(absent_text(a) for a in gone[:5]) + (
+        f"; and {len(gone) - 5} more" if len(gone) > 5 else "")  # fmt: skip
 
 
 def _workflows(runs: pd.DataFrame) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from perflab.bisect.render import lines, stage_dict, what_args
 from perflab.cli.app import err_console, json_option, main, output_option
 from perflab.cli.compare import DECISION_OPTIONS, gate_metric
 from perflab.cli.spec_options import base_spec, run_options
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, Unanswerable
 from perflab.files import atomic_write, home_dir
 from perflab.prepare import prepare
 from perflab.run.measure import validate
@@ -71,7 +71,8 @@ def bisect_options(f: Any) -> Any:
 def bisect_cmd(**o: Any) -> None:
     """Which commits made the step between --good and --bad? Confirms the step with the
     paired gate, bisects the releases the package index lists between them, then (with
-    --repo) the commits between the two releases found. Exit 0 done, 2 bad input."""
+    --repo) the commits between the two releases found. Exit 0 done, 1 an end does not
+    build or run (nothing bisected), 2 bad input."""
     as_json = o["as_json"]
     settings = _settings(o)
     base = base_spec(o)
@@ -192,4 +193,9 @@ def _output(result: dict[str, Any], o: dict[str, Any]) -> None:
         click.echo(json.dumps(result))
     else:
         click.echo("\n".join(lines(result)))
+    for st in result["stages"]:  # shown and kept; an end that does not run answers nothing
+        if st["outcome"] == "end failed":
+            ends = [s for s in st["skipped"] if s["index"] in (0, len(st["points"]) - 1)]
+            why = "; ".join(f"{s['label']}: {s['reason']}" for s in ends) or "an end failed"
+            raise Unanswerable(f"bisect: an end does not build or run, nothing bisected: {why}")
     sys.exit(0)

@@ -13,7 +13,7 @@ from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare.gate import DERIVED
 from perflab.compare.history import Release, history_figure, run_history
 from perflab.compare.render import history_html, history_markdown, print_history
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, Unanswerable
 from perflab.files import atomic_write
 from perflab.prepare import prepare
 from perflab.run.measure import validate
@@ -106,3 +106,6 @@ def history(
         click.echo(json.dumps(hist.to_dict()))
     else:
         print_history(hist)
+    why = hist.unanswered()
+    if why:  # what was measured is shown and written; the gap is the exit code's
+        raise Unanswerable(f"history {package}: {why}")

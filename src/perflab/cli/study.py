@@ -22,7 +22,7 @@ from perflab.cli.app import (
     output_option,
     runs_option,
 )
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, Unanswerable
 from perflab.studies import job_submission as submission
 from perflab.studies import job_submission_charts as render
 
@@ -180,7 +180,7 @@ def run_cmd(
         ENGINES.get(name)
     points = design(names, 1.0 if seed_scale else scale, runs, tasks, base_only)
     run_study(points, folder, progress=lambda s: click.echo(s, err=True))
-    _report(folder)
+    _answered(_report(folder))
 
 
 @postprocess.command("report")
@@ -192,6 +192,16 @@ def report_cmd(out: str | None, output: str | None, as_json: bool) -> None:
     OUTPUT/points.jsonl."""
     summary = _report(_folder(output, out))
     click.echo(json.dumps(summary) if as_json else _text(summary))
+    _answered(summary)
+
+
+def _answered(summary: dict) -> None:
+    """Exit 1 with the cause when points of the study have no value (shown and stored)."""
+    from perflab.studies.postprocess import unanswered
+
+    why = unanswered(summary)
+    if why:
+        raise Unanswerable(f"post-processing study: {why}")
 
 
 def _report(out: Path) -> dict:
@@ -234,6 +244,10 @@ def _text(summary: dict) -> str:
             f"{100 * e['by_point']['within_10pct']:.0f}% of {e['by_point']['runs']} points "
             f"(worst point {100 * e['by_point']['worst']:+.1f}%)"
         )
+    for a in summary.get("absent") or []:  # no value, and why
+        what = ", ".join(f"{k} {a[k]}" for k in ("tasks", "concurrency", "task_s", "pp_s"))
+        lines.append(f"{a['engine']} {a['policy']} ({what}): no value: failed in {a['runs']} "
+                     f"of {a['runs']} runs: {a['cause']}")  # fmt: skip
     lines += [f"chart: {p}" for p in summary["charts"]]
     return "\n".join(lines)
 

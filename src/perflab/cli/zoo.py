@@ -8,11 +8,12 @@ from typing import Any
 
 import click
 
+from perflab.analysis.zoo import unanswered
 from perflab.campaign.plan import run_campaign
 from perflab.campaign.store import Store
 from perflab.cli.app import SEED, json_option, main, names, output_option, runs_option, store_option
 from perflab.cli.spec_options import timeout_option
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, Unanswerable
 from perflab.report import terminal
 from perflab.zoo.suite import (
     DEFAULT_LEVELS,
@@ -208,3 +209,6 @@ def _run(cfg: ZooConfig, o: dict[str, Any], prefix: str) -> None:
         from perflab.report.zoo import print_zoo
 
         print_zoo(result["table"], result["rows"], result["name"])
+    why = unanswered(result["table"])
+    if why:  # the scoreboard is shown and stored; what it lacks is the exit code's
+        raise Unanswerable(f"zoo {result['name']!r}: {why}")

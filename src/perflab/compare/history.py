@@ -79,6 +79,7 @@ class History:
             "threshold": self.threshold,
             "alpha": self.alpha,
             "releases": [r.summary() for r in self.releases],
+            "absent": self.absent(),
             "change_points": [
                 {
                     **c.to_dict(),
@@ -88,6 +89,34 @@ class History:
                 for c in self.change_points
             ],
         }
+
+    def absent(self) -> list[str]:
+        """Each release with no value, and why: its level is absent from the table and the
+        change-point search (a failed run never stands in for a number)."""
+        out = []
+        for r in self.releases:
+            if r.values:
+                continue
+            failed = sum(x.status != "ok" for x in r.records)
+            why = r.cause() or f"no run gave a positive {self.metric}"
+            out.append(f"{r.version} failed in {failed} of {len(r.records)} runs: {why}")
+        return out
+
+    def unanswered(self) -> str | None:
+        """Why the history's question cannot be answered in full (None: it can): fewer than
+        two releases measured leave no change point to seek; a release with no value leaves
+        a gap where a step cannot be placed."""
+        absent = self.absent()
+        if not absent:
+            return None
+        measured = len(self.releases) - len(absent)
+        head = (
+            f"no change point can be sought ({measured} of {len(self.releases)} releases measured)"
+            if measured < 2
+            else f"{len(absent)} of {len(self.releases)} releases have no value (left out of "
+            "the change-point search)"
+        )
+        return f"{head}: {'; '.join(absent)}"
 
     def explain_command(self, cp: ChangePoint) -> str:
         """The ``perflab explain`` command that asks why this change point's step happened

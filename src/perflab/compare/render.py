@@ -168,6 +168,8 @@ def failure_lines(h: History) -> list[str]:
 
 def change_point_lines(h: History) -> list[str]:
     """Each proposed change point, named by the releases around it, with the gate's verdict."""
+    if sum(bool(r.values) for r in h.releases) < 2:  # "none proposed" would be a claim
+        return ["no change point sought: fewer than two releases measured"]
     if not h.change_points:
         return ["no change point proposed"]
     out = []

@@ -196,33 +196,44 @@ def _screen(
         {"explain": setup.name, "stage": "screen", "design": "plackett-burman", "replicates": reps},
         on_stage,
     )
-    metric = setup.metrics[0]
+    out = screen_summary(rows, factors, setup.metrics[0])
+    return {**out, "replicates": reps, "design_runs": n} if not out.get("cause") else out
+
+
+def screen_summary(
+    rows: list[tuple[list[str], Any]], factors: list[str], metric: str
+) -> dict[str, Any]:
+    """The screen's effects from its runs (set, record). A factor on in every failed run is
+    unassessable: the runs that would show its effect are the ones that failed, so it gets
+    no effect and no p (it was p = 1.0, a number of nothing) and the cause instead."""
     good = [(s, v) for s, rec in rows if (v := value(rec, metric)) is not None]
     failed = [s for s, rec in rows if value(rec, metric) is None]
-    # too few ok runs: no effect at all (it was 0.0 at p 1.0, a number of nothing)
-    effects: dict[str, dict[str, Any]] = (
-        screen_effects(good, factors)
-        if len(good) > len(factors) + 1
-        else {f: {"effect": None, "p": None, "ratio": None} for f in factors}
-    )
-    culprits = sorted(set.intersection(*map(set, failed))) if failed else []
-    if len(good) <= len(factors) + 1:
+    runs = len(rows)
+    if len(good) <= len(factors) + 1:  # too few ok runs: no effect at all
         return {
-            "runs": len(rows),
+            "runs": runs,
             "failed": len(failed),
             "cause": cause([r for _, r in rows]),
-            "effects": effects,
+            "effects": {f: {"effect": None, "p": None, "ratio": None} for f in factors},
         }
-    for f in culprits:  # on in every failed run: it does not run alone; not carried on
-        effects[f] = {**effects[f], "p": 1.0, "failed": True}
-    return {
-        "runs": len(rows),
-        "replicates": reps,
-        "design_runs": n,
-        "failed": len(failed),
-        "does_not_run": culprits,
-        "effects": effects,
-    }
+    culprits = sorted(set.intersection(*map(set, failed))) if failed else []
+    why = cause([r for _, r in rows])
+    # a factor constant among the ok runs (off in all of them, when it fails whenever on)
+    # makes the fit singular: fitted without it, the others keep their meaning
+    on = {f: sum(f in s for s, _ in good) for f in factors}
+    fitted = [f for f in factors if f not in culprits and 0 < on[f] < len(good)]
+    effects = screen_effects(good, fitted) if fitted else {}
+    for f in factors:
+        if f in culprits:  # on in every failed run: it does not run alone; not carried on
+            effects[f] = {
+                "effect": None, "p": None, "ratio": None, "failed": True,
+                "why": f"unassessable: on in every failed run ({len(failed)} of {runs}): {why}",
+            }  # fmt: skip
+        elif f not in effects:
+            effects[f] = {"effect": None, "p": None, "ratio": None,
+                          "why": "unassessable: never varies among the ok runs"}  # fmt: skip
+    effects = {f: effects[f] for f in factors}
+    return {"runs": runs, "failed": len(failed), "does_not_run": culprits, "effects": effects}
 
 
 def cause(records: list[Any]) -> str:

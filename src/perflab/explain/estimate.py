@@ -39,8 +39,14 @@ def screen_effects(
     # exact data (a deterministic metric): an effect is what was measured, with no test
     # (explain/driver.py: survives)
     exact = exact_fit(y, design)
+    aliased = _aliased(design)
     out: dict[str, dict[str, Any]] = {}
     for i, f in enumerate(factors):
+        if aliased[i + 1]:  # the runs measured cannot tell it apart: no number (it had p = 0)
+            with_ = [factors[j - 1] if j else "the mean" for j in aliased[i + 1]]
+            why = f"unassessable: aliased among the ok runs with {', '.join(with_)}"
+            out[f] = {"effect": None, "p": None, "ratio": None, "why": why}
+            continue
         p = float(fit.pvalues[i + 1]) if fit.df_resid > 0 else float("nan")
         if exact is not None:
             b = float(exact[i + 1])
@@ -48,6 +54,19 @@ def screen_effects(
             continue
         out[f] = {"effect": float(fit.params[i + 1]), "p": p, "ratio": math.exp(fit.params[i + 1])}
     return out
+
+
+def _aliased(design: np.ndarray, tol: float = 1e-8) -> list[list[int]]:
+    """For each column, the other columns it cannot be told apart from (empty when its
+    coefficient is estimable): those its null-space projection touches."""
+    _, sv, vt = np.linalg.svd(design, full_matrices=True)
+    rank = int(np.sum(sv > tol * max(sv.max(initial=0.0), 1.0)))
+    null = vt[rank:].T  # columns span the null space
+    proj = null @ null.T
+    return [
+        [k for k in np.flatnonzero(np.abs(proj[j]) > tol) if k != j] if proj[j, j] > tol else []
+        for j in range(design.shape[1])
+    ]
 
 
 def exact_fit(y: np.ndarray, design: np.ndarray) -> np.ndarray | None:

@@ -53,6 +53,10 @@ def lines(result: dict[str, Any]) -> list[str]:
         )
     for metric in r["metrics"] if "focus" in r else []:
         out += _focus_lines(r, metric)
+    sc = r.get("screen") or {}
+    if sc.get("does_not_run"):  # their effects are unknown, not 0: say so, with the cause
+        why = sc["effects"][sc["does_not_run"][0]].get("why", "")
+        out.append(f"not assessed by the screen: {', '.join(sc['does_not_run'])} ({why[:200]})")
     out += _listed(r)
     out.append(f"{r['runs']} runs in {', '.join(r['campaigns'])}; {r['elapsed_s'] / 60:.1f} min")
     return out

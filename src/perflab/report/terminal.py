@@ -183,7 +183,7 @@ def print_campaigns(rows: list[dict[str, Any]], where: str) -> None:
 
 def ci_text(v: dict[str, Any]) -> str:
     if v["ci_low"] is None or v["ci_high"] is None:
-        return "n/a (not assessable)"
+        return "n/a (aliased)" if v.get("aliases") else "n/a (not assessable)"
     return f"{v['ci_low']:,.1f} .. {v['ci_high']:,.1f}"
 
 
@@ -355,12 +355,22 @@ def _effects_table(console: Console, a: dict[str, Any], wide: bool = False) -> N
             num(v["effect_us"]),
             ci_text(v),
             num(v.get("p_adj"), ".3g"),
-            v.get("claim", ""),
+            claim_text(v),
             num(v["mean_delta_us"]),
         ]
         for f, v in sorted(a["factors"].items(), key=lambda kv: num_key(kv[1]["effect_us"]))
     ]
     _print_fitted(console, "per-factor effects (µs/task; negative = faster)", cols, rows, wide)
+
+
+def claim_text(v: dict[str, Any]) -> str:
+    """A factor's claim, with the chain it cannot be told apart from (as the HTML page says
+    it): "n/a (not assessable)" alone did not say why, nor which factor to vary apart."""
+    aliases = v.get("aliases") or []
+    if not aliases:
+        return str(v.get("claim", ""))
+    # not estimable: no claim of any kind ("exploratory" would suggest a number to explore)
+    return f"aliased with {', '.join(n.replace(':', ' x ') for n in aliases)}"
 
 
 def num_key(v: float | None) -> float:

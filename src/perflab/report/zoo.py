@@ -26,9 +26,10 @@ from plotnine import (
     theme_bw,
 )
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from perflab.analysis.zoo import workflow_rows
+from perflab.analysis.zoo import absent_text, workflow_rows
 from perflab.files import atomic_write
 from perflab.report import zoo_workflows
 
@@ -267,3 +268,5 @@ def print_zoo(table: dict[str, Any], rows: list[dict[str, Any]], name: str) -> N
         console.print(w)
     for f in table["failed"]:
         console.print(f"[red]{f['status']}[/red] {f['target']} {f['kind']}: {f['error']}")
+    for a in table.get("absent") or []:  # a zoo stored before issue 43 has none
+        console.print(f"[red]no figure[/red] for {escape(absent_text(a))}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import statistics
@@ -41,12 +42,17 @@ def validate(spec: RunSpec) -> None:
         raise PerflabError("give exactly one of --tasks N and --time SECONDS")
     if spec.tasks is not None and spec.tasks < 1:
         raise PerflabError(f"--tasks must be at least 1 (got {spec.tasks})")
-    if spec.time_s is not None and not spec.time_s > 0:
-        raise PerflabError(f"--time must be positive (got {spec.time_s})")
+    # inf passed "> 0" and reached timers and sizing arithmetic; nan fails every comparison
+    if spec.time_s is not None and not (math.isfinite(spec.time_s) and spec.time_s > 0):
+        raise PerflabError(
+            f"--time must be a positive finite number of seconds (got {spec.time_s})"
+        )
     if spec.warmup < 0:
         raise PerflabError(f"--warmup must be >= 0 (got {spec.warmup})")
-    if not spec.timeout_s > 0:
-        raise PerflabError(f"--timeout must be positive (got {spec.timeout_s})")
+    if not (math.isfinite(spec.timeout_s) and spec.timeout_s > 0):
+        raise PerflabError(
+            f"--timeout must be a positive finite number of seconds (got {spec.timeout_s})"
+        )
     # the run root exists, is ours and no one else can swap what goes in it (else exit 2)
     private_dir(spec.run_root or perflab_home() / "runs", create=False)
     for package, tree in spec.sources.items():

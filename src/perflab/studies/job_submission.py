@@ -203,16 +203,17 @@ def run_curve(
             records[i].append(measure(spec))
     rows = []
     for (levels, spec), recs in zip(points, records, strict=True):
-        rates = [float(x.tasks_per_s) for x in recs if x.status == "ok" and x.tasks_per_s]
+        ok = [x for x in recs if x.status == "ok" and x.tasks_per_s]
+        rates = [float(x.tasks_per_s) for x in ok if x.tasks_per_s]
+        # a failed run's wall time (its timeout, say) is not a measurement of the point
+        walls = [float(x.wall_s) for x in ok if x.wall_s]
         rows.append(
             {
                 **levels,
                 "target": spec.target,
                 "rate": statistics.median(rates) if rates else None,
                 "rates": rates,
-                "real_s": statistics.median([float(x.wall_s) for x in recs if x.wall_s])
-                if rates
-                else None,
+                "real_s": statistics.median(walls) if walls else None,
                 "failed": [x.error for x in recs if x.status != "ok"],
                 "run_ids": [x.run_id for x in recs],
             }

@@ -318,6 +318,38 @@ def gain_series(rows: list[dict[str, Any]], engine: str) -> dict[str, list[dict[
     return out
 
 
+def absent(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each point (engine, policy, parameters) none of whose runs succeeded: it has no
+    makespan, no gain and no model error, and this says why (its last run's error)."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["engine"], r["policy"], *(r[k] for k in CHARTS)), []).append(r)
+    out = []
+    for (engine, policy, *levels), rs in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        if any(r["status"] == "ok" for r in rs):
+            continue
+        lines = [ln.strip() for ln in (rs[-1].get("error") or "").splitlines() if ln.strip()]
+        where = dict(zip(CHARTS, levels, strict=True))
+        cause = lines[-1] if lines else rs[-1]["status"]
+        out.append({"engine": engine, "policy": policy, **where, "runs": len(rs), "cause": cause})
+    return out
+
+
+def unanswered(summary: dict[str, Any]) -> str | None:
+    """Why the study's summary is not whole (None: it is), in one line."""
+    gone = summary.get("absent") or []
+    if not gone:
+        return None
+    head = (
+        f"no run of the study succeeded ({summary['failed']} of {summary['runs']} failed)"
+        if summary["failed"] == summary["runs"]
+        else f"{len(gone)} point(s) have no value"
+    )
+    first = gone[0]
+    what = " ".join(f"{k}={first[k]}" for k in CHARTS)
+    return f"{head}, e.g. {first['engine']} {first['policy']} {what}: {first['cause']}"
+
+
 def report(out: Path) -> dict[str, Any]:
     """Charts and ``summary.json`` for the study in ``out``; returns the summary."""
     from perflab.studies.postprocess_charts import charts
@@ -333,6 +365,7 @@ def report(out: Path) -> dict[str, Any]:
         "gains": {e: gain_series(rows, e) for e in engines},
         "model_error": model_errors(rows),
         "points": summarize(rows),
+        "absent": absent(rows),
         "charts": [str(p) for p in charts(summarize(rows), out)],
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))

@@ -1,0 +1,99 @@
+"""Issue 43 in ``perflab history``: a release whose runs all failed has no value — absent
+from the table and the change-point search, with its cause — and a history whose question
+cannot be answered exits 1 with the cause. Every run failed used to print "no change point
+proposed" and exit 0: a claim made of nothing."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from perflab.cli import history as history_cli
+from perflab.cli import main
+from perflab.compare import history
+from perflab.run.record import RunRecord
+from perflab.spec import RunSpec
+
+CAUSE = "score: tasks_per_s nan is not a finite number"
+VERSIONS = ["1.0", "1.1", "1.2", "1.3"]
+
+
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: set[str], *extra: str) -> Result:
+    """``perflab history`` of four releases (the first the base), where every run of the
+    releases in ``fails`` fails; the others measure 1000 tasks/s, 1.3 half that."""
+    n = [0]
+
+    def measure(spec: RunSpec) -> RunRecord:
+        version = spec.packages[-1].split("==")[1]
+        n[0] += 1
+        rec = RunRecord("r", "", "", "command", None, "ok")
+        if version in fails:
+            return replace(rec, status="failed", error=f"Traceback ...\n{CAUSE}\n")
+        rate = (500.0 if version == "1.3" else 1000.0) * (1 + 0.01 * math.sin(n[0]))
+        return replace(rec, tasks_per_s=rate)
+
+    monkeypatch.setattr(history, "measure", measure)
+    monkeypatch.setattr(history_cli, "prepare", lambda s: type("P", (), {"spec": s})())
+    args = ["history", "--package", "toy", "--versions", ",".join(VERSIONS), "--command",
+            "echo 1", "--runs", "3", *extra]  # fmt: skip
+    return CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path / "home")})
+
+
+def _numbers(obj: object) -> list[float]:
+    if isinstance(obj, dict):
+        return [x for v in obj.values() for x in _numbers(v)]
+    if isinstance(obj, list):
+        return [x for v in obj for x in _numbers(v)]
+    return [float(obj)] if isinstance(obj, float) else []
+
+
+def test_every_release_failed_exits_1_with_the_cause_and_no_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # -o: the files are written (no figure: nothing to draw), then exit 1
+    res = _run(tmp_path, monkeypatch, set(VERSIONS), "-o", str(tmp_path / "out"))
+    assert res.exit_code == 1, res.output
+    last = res.stderr.strip().splitlines()[-1]
+    assert "no change point can be sought (0 of 4 releases measured)" in last and CAUSE in last
+    assert "no change point proposed" not in res.stdout
+    assert "no change point sought" in res.stdout
+    saved = json.loads((tmp_path / "out" / "history.json").read_text())
+    assert saved["change_points"] == [] and len(saved["absent"]) == 4
+    assert all(not r["values"] and "geo_mean" not in r for r in saved["releases"])
+
+
+def test_the_base_release_failed_is_absent_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    res = _run(tmp_path, monkeypatch, {"1.0"}, "--json")
+    assert res.exit_code == 1, res.output
+    assert "1 of 4 releases have no value" in res.stderr and "1.0 failed in 3 of 3" in res.stderr
+    saved = json.loads(res.stdout)
+    first = saved["releases"][0]
+    assert first["values"] == [] and "geo_mean" not in first and CAUSE in first["cause"]
+    # the search runs on what was measured: 1.1, 1.2 then the step to 1.3
+    assert all("1.0" not in (c["before"], c["after"]) for c in saved["change_points"])
+    assert all(math.isfinite(x) for x in _numbers(saved))
+
+
+def test_one_failed_release_is_a_gap_not_a_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    res = _run(tmp_path, monkeypatch, {"1.2"}, "--json")
+    assert res.exit_code == 1 and "1.2 failed in 3 of 3 runs" in res.stderr, res.output
+    saved = json.loads(res.stdout)
+    row = next(r for r in saved["releases"] if r["version"] == "1.2")
+    assert row["n"] == 0 and row["failed"] == 3 and "geo_mean" not in row
+    # the step is placed between the measured neighbours of the gap
+    assert any(c["before"] == "1.1" and c["after"] == "1.3" for c in saved["change_points"])
+
+
+def test_no_failure_exits_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    res = _run(tmp_path, monkeypatch, set(), "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["absent"] == []

@@ -1,0 +1,45 @@
+"""Issue 43: a perfectly collinear pair is said as aliased in the terminal too, as in the JSON
+(``aliases``) and the HTML page; the terminal said only "n/a (not assessable)"."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from perflab.analysis import analyze
+from perflab.analysis.data import from_frame
+from perflab.report.terminal import print_analysis
+
+
+def _collinear() -> dict:
+    # a and b always together (the degenerate table's "collinear pair"), c varied apart
+    sets = [(0, 0, 0), (1, 1, 0), (0, 0, 1), (1, 1, 1)] * 3
+    noise = [0.0, 1.5, -1.0, 0.5, -0.5, 1.0] * 2
+    df = pd.DataFrame(
+        {
+            "run_id": [f"r{i}" for i in range(12)],
+            "timestamp": [1.7e9 + i for i in range(12)],
+            "status": "ok",
+            "us_per_task": [
+                100 - 10 * a - 3 * c + e for (a, _, c), e in zip(sets, noise, strict=True)
+            ],
+            "a": [s[0] for s in sets],
+            "b": [s[1] for s in sets],
+            "c": [s[2] for s in sets],
+        }
+    )
+    return analyze(from_frame(df)).to_json()
+
+
+def test_the_terminal_names_the_alias_chain(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = _collinear()
+    assert a["factors"]["a"]["aliases"] == ["b"] and a["factors"]["b"]["aliases"] == ["a"]
+    monkeypatch.setenv("COLUMNS", "160")
+    print_analysis(a)
+    rows = {ln.split("│")[1].strip(): ln for ln in capsys.readouterr().out.splitlines()
+            if ln.startswith("│")}  # fmt: skip
+    assert "aliased with b" in rows["a"] and "aliased with a" in rows["b"], rows
+    assert "exploratory" not in rows["a"]  # no claim of any kind on an inestimable effect
+    assert "aliased" not in rows["c"]
