@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+from statsmodels.stats.multitest import multipletests
+
 from conftest import ROOT
+from perflab.analysis.stats import bonferroni
 
 SRC = ROOT / "src" / "perflab"
 HOME = SRC / "analysis" / "stats.py"
@@ -89,3 +93,10 @@ def test_the_home_is_importable_from_every_room_that_uses_it() -> None:
         if isinstance(n, ast.ImportFrom) and n.module
     }
     assert {m for m in imports if m.startswith("perflab")} == set()
+
+
+def test_bonferroni_is_statsmodels_over_the_whole_family() -> None:
+    p = np.random.default_rng(4).random(30) ** 3
+    assert np.array_equal(bonferroni(p, 30), multipletests(p, method="bonferroni")[1])
+    # a part of the family: each p counts the whole family, not only the part given
+    assert np.array_equal(bonferroni(p[:5], 30), np.minimum(1.0, p[:5] * 30))

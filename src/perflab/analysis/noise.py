@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.setstats import SetStats
-from perflab.analysis.stats import adjust, f_sf, t_ppf, t_sf
+from perflab.analysis.stats import adjust, bonferroni, f_sf, t_ppf, t_sf
 
 ALPHA = 0.05
 
@@ -85,7 +85,7 @@ def outliers(y: np.ndarray, inv: np.ndarray, s: SetStats) -> list[dict[str, Any]
     # (a million tails cost 0.4 s); 10% below it, far beyond any rounding, to be safe
     crit = 0.9 * -float(t_ppf(ALPHA / (2 * n_runs), df))
     cand = np.flatnonzero(ok & (np.abs(r) > crit)) if np.isfinite(crit) else np.arange(n_runs)
-    p = np.minimum(1.0, 2 * t_sf(np.abs(r[cand]), df) * n_runs)
+    p = bonferroni(2 * t_sf(np.abs(r[cand]), df), n_runs)  # the family: every run
     hit = (p < ALPHA) & ok[cand]
     return [
         {"run": int(i), "set_index": int(inv[i]), "value": float(y[i]), "p_bonf": float(pi)}

@@ -187,6 +187,12 @@ def adjust(p: list[float], method: str, alpha: float) -> tuple[list[float], list
     return [float(v) for v in adj], [bool(v) for v in sig]
 
 
+def bonferroni(p: np.ndarray, family: int) -> np.ndarray:
+    """Bonferroni-adjusted p-values of tests drawn from a family of ``family`` (which may be
+    larger than ``p``: the outlier test computes tails only for the runs that can be hits)."""
+    return np.minimum(1.0, p * family)
+
+
 def holm(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Holm's step-down adjusted p-values and rejections at ``alpha``, the same arithmetic
     as statsmodels' ``multipletests(method="holm")`` (tests/analysis/test_claims.py holds
