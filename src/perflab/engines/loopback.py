@@ -233,8 +233,7 @@ class Sshd(Server):
             # sshd's privilege-separation directory (Debian makes it at boot via systemd).
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
         self.config_file = d / f"sshd_config_{self.port}"
-        home = d / "home"
-        home.mkdir(mode=0o700, exist_ok=True)
+        (home := d / "home").mkdir(mode=0o700, exist_ok=True)
         keys = str(self.authorized_keys).replace("%", "%%")  # sshd expands %h, %u there
         write_private(
             self.config_file,
@@ -250,10 +249,9 @@ class Sshd(Server):
             "PermitRootLogin prohibit-password\nPidFile none\nLogLevel ERROR\n"
             # the session limit is per connection (MaxSessions 10): keep it as Debian has it
             "MaxStartups 100:30:200\nSubsystem sftp internal-sftp\n"
-            # PERFLAB_SSHD_DIR marks every session process as this run's (tests and shutdown
-            # find leftovers). HOME: a session's shell (a login shell for saga) starts in an
-            # empty home, so the user's start-up files are neither measured nor able to hang
-            # it (pyenv's init in a ~/.bashrc waits a minute on a stale lock)
+            # PERFLAB_SSHD_DIR marks a session's processes as this run's (tests, shutdown);
+            # an empty HOME keeps the user's start-up files out of saga's login shell: not
+            # measured, and unable to hang it (pyenv's init waits a minute on a stale lock)
             f"SetEnv {_quoted(f'PERFLAB_SSHD_DIR={d}')} {_quoted(f'HOME={home}')}\n",
         )
         return self.config_file
