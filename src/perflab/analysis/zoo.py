@@ -86,13 +86,13 @@ def absent(runs: pd.DataFrame) -> list[dict[str, Any]]:
     for key, g in frame.groupby(keys, sort=True):
         if (g["status"] == "ok").any():
             continue
-        target, kind, task_us = key  # type: ignore[misc]
+        target, kind, task_us = key
         errors = [e for e in g["error"] if e]
         out.append(
             {
                 "target": str(target),
                 "kind": str(kind),
-                "task_us": float(task_us) if kind == "metg" else None,
+                "task_us": float(str(task_us)) if kind == "metg" else None,
                 "runs": len(g),
                 "cause": errors[-1] if errors else str(g["status"].iloc[-1]),
             }

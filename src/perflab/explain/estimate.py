@@ -65,7 +65,9 @@ def _aliased(design: np.ndarray, tol: float = 1e-8) -> list[list[int]]:
     null = vt[rank:].T  # columns span the null space
     proj = null @ null.T
     return [
-        [k for k in np.flatnonzero(np.abs(proj[j]) > tol) if k != j] if proj[j, j] > tol else []
+        [int(k) for k in np.flatnonzero(np.abs(proj[j]) > tol) if k != j]
+        if proj[j, j] > tol
+        else []
         for j in range(design.shape[1])
     ]
 
