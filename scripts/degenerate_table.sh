@@ -36,7 +36,7 @@ done
 # for one_run's noise); the cases' nan rules are in degenerate_explain.py. One level only and
 # the collinear pair are designs: explain plans its own sets (a Plackett-Burman screen).
 ${PY:-python3} "$(dirname "$0")/degenerate_explain.py" .
-for c in ${EXPLAIN_CASES:-all_failed base_failed one_failed constant one_run}; do
+for c in ${EXPLAIN_CASES-all_failed base_failed one_failed constant one_run}; do
   score=$c; runs=
   # explain refuses --runs 1 (at least 3 rounds): one run per set is the screen's, once
   [ $c = one_run ] && score=noisy && runs="--runs 3 --screen-runs 1"
