@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.files import create_private
+from perflab.hook.seen import is_seen, judge_seen
 from perflab.spec import RunSpec
 
 HOOK_DIR = "hook"
@@ -155,20 +156,27 @@ def judge(
     factors: dict[str, list[dict[str, Any]]],
     transforms: list[dict[str, Any]],
     facts: list[dict[str, Any]],
+    run_dir: Path | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Per treated factor, where it took effect (``treated``), and the causes of those that
-    took effect nowhere (each fails the run)."""
+    took effect nowhere (each fails the run). ``run_dir`` is the run's directory (a
+    ``rundir`` factor's proof is where it lies)."""
     treated: dict[str, Any] = {}
     causes: list[str] = []
     refused = [f for f in facts if f.get("fact") == "refused"]
     for f in refused:
         causes.append(f"the hook refused the treatment file in {f.get('argv0')}: {f.get('why')}")
-    for factor, ops in sorted(factors.items()):
-        where = _config_evidence(factor, ops, facts)
-        if where:
-            treated[factor] = where
+    for factor, all_ops in sorted(factors.items()):
+        ops = [op for op in all_ops if not is_seen(op)]
+        where, why = judge_seen(factor, [op for op in all_ops if is_seen(op)], facts, run_dir)
+        if ops:
+            got = _config_evidence(factor, ops, facts)
+            where += got
+            why += [] if got else [f"{factor}: {_config_absent(factor, ops, facts)}"]
+        if why or not where:
+            causes += why or [f"{factor}: the hook has nothing to apply"]
         else:
-            causes.append(f"{factor}: {_config_absent(factor, ops, facts)}")
+            treated[factor] = where
     by_factor: dict[str, set[str]] = {}
     for t in transforms:
         by_factor.setdefault(t["factor"], set()).add(t["package"])

@@ -153,14 +153,15 @@ def _hook_facts(record: RunRecord, spec: RunSpec, run_dir: Path) -> dict[str, An
     took effect (``measurement.treated``), the task count; a factor that took effect nowhere
     fails the run with the cause (it is never recorded as treated)."""
     facts = read_facts(run_dir)
-    treated, causes = judge(spec.hook, spec.transforms, facts)
+    treated, causes = judge(spec.hook, spec.transforms, facts, run_dir)
     count = task_count(facts)
     if count:
         record.measurement["task_count"] = count
     logs = program_logs(facts)
-    if logs:  # the program's own Parsl run_dir (runinfo/NNN) is outside perflab's
-        record.measurement["program_logs"] = logs
-        record.log_bytes = (record.log_bytes or 0) + logs["bytes"]
+    if logs:  # the program's own Parsl run_dir (runinfo/NNN), unless a rundir factor moved
+        record.measurement["program_logs"] = logs  # it into perflab's (counted already)
+        if not all(Path(d).is_relative_to(run_dir) for d in logs["run_dirs"]):
+            record.log_bytes = (record.log_bytes or 0) + logs["bytes"]
     if treated:
         record.measurement["treated"] = treated
     if causes:
