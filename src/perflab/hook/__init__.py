@@ -281,6 +281,8 @@ def _treated_tree(file: str, factor: str) -> Path | None:
 COUNTED_AT = {
     "parsl": "perflab hook (DataFlowKernel.submit and each AppFuture's result)",
     "dask": "perflab hook (Client.submit and Client.map, and each future's result)",
+    "dask scheduler": "perflab hook (the program's own Scheduler: each graph's tasks, from "
+    "submit, map and dask.compute, and each one's end)",
 }
 
 
@@ -289,12 +291,18 @@ def task_count(facts: list[dict[str, Any]]) -> dict[str, Any] | None:
     counts = [f for f in facts if f.get("fact") == "tasks" and f.get("submitted")]
     if not counts:
         return None
-    best = max(counts, key=lambda f: (f["submitted"], f.get("completed", 0)))
+    best = max(
+        counts,  # the scheduler's count covers the client's: it wins a tie
+        key=lambda f: (f["submitted"], f.get("completed", 0), f.get("counted_at") == "scheduler"),
+    )
     span = None
     if best.get("first_submit") is not None and best.get("last_result") is not None:
         span = float(best["last_result"]) - float(best["first_submit"])
     return {
-        "source": COUNTED_AT.get(str(best.get("system")), "perflab hook"),
+        "source": COUNTED_AT.get(
+            " ".join(str(x) for x in (best.get("system"), best.get("counted_at")) if x),
+            "perflab hook",
+        ),
         "system": best.get("system"),
         "process": _process(best),
         "submitted": best["submitted"],
