@@ -168,13 +168,13 @@ def judge(
         causes.append(f"the hook refused the treatment file in {f.get('argv0')}: {f.get('why')}")
     for factor, all_ops in sorted(factors.items()):
         ops = [op for op in all_ops if not is_seen(op)]
-        where, why = judge_seen(factor, [op for op in all_ops if is_seen(op)], facts, run_dir)
+        where, whys = judge_seen(factor, [op for op in all_ops if is_seen(op)], facts, run_dir)
         if ops:
             got = _config_evidence(factor, ops, facts)
             where += got
-            why += [] if got else [f"{factor}: {_config_absent(factor, ops, facts)}"]
-        if why or not where:
-            causes += why or [f"{factor}: the hook has nothing to apply"]
+            whys += [] if got else [f"{factor}: {_config_absent(factor, ops, facts)}"]
+        if whys or not where:
+            causes += whys or [f"{factor}: the hook has nothing to apply"]
         else:
             treated[factor] = where
     by_factor: dict[str, set[str]] = {}

@@ -39,24 +39,22 @@ def on_distributed(hook: Any, module: Any) -> None:
         lambda c: f"LocalCluster(processes={getattr(c, 'processes', None)!r})",
     )
     _count(hook, module.Client)
-    _count_scheduler(hook, module.Scheduler)
+    _count_scheduler(hook, module.Scheduler, module.SchedulerPlugin)
 
 
-def _count_scheduler(hook: Any, scheduler: Any) -> None:
+def _count_scheduler(hook: Any, scheduler: Any, plugin: Any) -> None:
     """Count every task a Scheduler built in this process runs (a LocalCluster's is the
     program's own): the graphs of ``dask.compute`` and ``persist`` as well as the futures of
     ``submit`` and ``map``, from each graph's arrival to the last task in memory."""
     init = scheduler.__init__
     if getattr(init, "_perflab_counted", False):
         return
-    from distributed.diagnostics.plugin import SchedulerPlugin
-
     count: dict[str, Any] = {"submitted": 0, "completed": 0, "failed": 0, "first_submit": None,
              "last_result": None}  # fmt: skip
     written: list[dict[str, Any]] = []
     keys: set[Any] = set()
 
-    class Counter(SchedulerPlugin):  # type: ignore[misc]
+    class Counter(plugin):
         name = "perflab-task-count"
 
         def update_graph(self, scheduler: Any, *, tasks: Any = (), **kwargs: Any) -> None:
