@@ -58,6 +58,10 @@ def test_an_env_value_the_processes_did_not_see_fails_with_what_they_saw() -> No
     assert causes == [] and [e["process"]["pid"] for e in treated["f"]] == [7]
     treated, causes = judge(ops, [], [_proc(8, env={"X": "0"})])
     assert treated == {} and causes == ["f: app.py (pid 8) saw {'X': '0'}, not {'X': '1'}"]
+    # a search path the hook (or a start-up bundle) put its own folder before
+    ops = {"p": seen_ops({"env": {"PYTHONPATH": "/a:/b"}})}
+    _, causes = judge(ops, [], [_proc(9, env={"PYTHONPATH": "/hook:/a:/b"})])
+    assert causes == []
 
 
 def test_a_command_without_python_is_proven_by_its_launch_only() -> None:

@@ -89,12 +89,26 @@ def judge_seen(
 def _env(want: dict[str, str], procs: list[dict[str, Any]]) -> tuple[list[Any], str | None]:
     if not procs:
         return [{"process": None, "seen_by": LAUNCH, "env": want}], None
-    good = [p for p in procs if all((p.get("env") or {}).get(k) == v for k, v in want.items())]
+    good = [p for p in procs if all(_has(p.get("env") or {}, k, v) for k, v in want.items())]
     if not good:
         p = procs[0]
         saw = {k: (p.get("env") or {}).get(k) for k in want}
         return [], f"{p.get('argv0')} (pid {p.get('pid')}) saw {saw}, not {want}"
     return [{"process": _process(p), "env": want} for p in good[:MAX_FACTS]], None
+
+
+#: Search paths perflab itself puts entries before (the hook, a start-up bundle, a treated
+#: copy's bin/): the factor's entries need only be there.
+PATH_LISTS = ("PYTHONPATH", "PATH", "LD_LIBRARY_PATH")
+
+
+def _has(env: dict[str, Any], var: str, value: str) -> bool:
+    seen = env.get(var)
+    if seen == value:
+        return True
+    if var in PATH_LISTS and isinstance(seen, str):
+        return set(value.split(os.pathsep)) <= set(seen.split(os.pathsep))
+    return False
 
 
 def _wrapper(want: dict[str, Any], procs: list[dict[str, Any]]) -> tuple[list[Any], str | None]:
