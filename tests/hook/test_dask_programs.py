@@ -92,3 +92,15 @@ def test_a_dask_factor_reaches_perflabs_own_dask_target(work: Path) -> None:
     assert spec.engine_options == {"work_stealing": False, "tick_ms": 100}
     rec = measure(spec)
     assert rec.status == "ok", rec.error
+
+
+@pytest.mark.slow
+def test_the_tasks_of_dask_compute_are_counted_too(work: Path) -> None:
+    rec = measure(RunSpec(command="python dask_compute_app.py 200", cwd=str(work),
+                          run_root=str(work / "runs"), metric="wall_s", timeout_s=240))  # fmt: skip
+    assert rec.status == "ok", rec.error
+    count = rec.measurement["task_count"]
+    # counted by the program's own scheduler: 200 squares and the reduction tree's sums
+    assert count["submitted"] == count["completed"] == 200 + 25 + 4 + 1
+    assert "Scheduler" in count["source"] and "dask.compute" in count["source"]
+    assert rec.tasks == 230 and rec.us_per_task == pytest.approx(count["span_s"] * 1e6 / 230)

@@ -15,6 +15,7 @@ from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import substitute
 from perflab.files import NAME_RE
 from perflab.hook import config_ops, config_unreachable
+from perflab.hook.seen import seen_ops
 from perflab.spec import RunSpec
 
 #: Declares a treatment the command's own label even where the catalog knows the name.
@@ -109,7 +110,20 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
             else:
                 kind.check(value, f"factor {tr.factor}")
                 out = kind.apply(out, key, value)
-    return replace(out, hook=hook, treatments=sorted([*out.treatments, *map(str, through), *bare]))
+    out = replace(out, hook=hook, treatments=sorted([*out.treatments, *map(str, through), *bare]))
+    return _with_proof(out, catalog, [*parsed, *through])
+
+
+def _with_proof(spec: RunSpec, catalog: Catalog, applied: list[Any]) -> RunSpec:
+    """``spec`` whose hook also proves each factor's env, wrapper, rundir and startup effects
+    (``hook/seen.py``): what the command's processes saw, or the run fails."""
+    hook = {k: list(v) for k, v in spec.hook.items()}
+    for tr in applied:
+        effects = catalog.get(tr.factor).effects
+        ops = seen_ops({k: substitute(v, tr.level) for k, v in effects.items()})
+        if ops:
+            hook[str(tr)] = [*hook.get(str(tr), []), *ops]
+    return replace(spec, hook=hook)
 
 
 def _binds_command(catalog: Catalog, name: str) -> bool:

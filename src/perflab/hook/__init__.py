@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.files import create_private
+from perflab.hook.seen import is_seen, judge_seen
 from perflab.spec import RunSpec
 
 HOOK_DIR = "hook"
@@ -155,20 +156,27 @@ def judge(
     factors: dict[str, list[dict[str, Any]]],
     transforms: list[dict[str, Any]],
     facts: list[dict[str, Any]],
+    run_dir: Path | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Per treated factor, where it took effect (``treated``), and the causes of those that
-    took effect nowhere (each fails the run)."""
+    took effect nowhere (each fails the run). ``run_dir`` is the run's directory (a
+    ``rundir`` factor's proof is where it lies)."""
     treated: dict[str, Any] = {}
     causes: list[str] = []
     refused = [f for f in facts if f.get("fact") == "refused"]
     for f in refused:
         causes.append(f"the hook refused the treatment file in {f.get('argv0')}: {f.get('why')}")
-    for factor, ops in sorted(factors.items()):
-        where = _config_evidence(factor, ops, facts)
-        if where:
-            treated[factor] = where
+    for factor, all_ops in sorted(factors.items()):
+        ops = [op for op in all_ops if not is_seen(op)]
+        where, whys = judge_seen(factor, [op for op in all_ops if is_seen(op)], facts, run_dir)
+        if ops:
+            got = _config_evidence(factor, ops, facts)
+            where += got
+            whys += [] if got else [f"{factor}: {_config_absent(factor, ops, facts)}"]
+        if whys or not where:
+            causes += whys or [f"{factor}: the hook has nothing to apply"]
         else:
-            causes.append(f"{factor}: {_config_absent(factor, ops, facts)}")
+            treated[factor] = where
     by_factor: dict[str, set[str]] = {}
     for t in transforms:
         by_factor.setdefault(t["factor"], set()).add(t["package"])
@@ -273,6 +281,8 @@ def _treated_tree(file: str, factor: str) -> Path | None:
 COUNTED_AT = {
     "parsl": "perflab hook (DataFlowKernel.submit and each AppFuture's result)",
     "dask": "perflab hook (Client.submit and Client.map, and each future's result)",
+    "dask scheduler": "perflab hook (the program's own Scheduler: each graph's tasks, from "
+    "submit, map and dask.compute, and each one's end)",
 }
 
 
@@ -281,12 +291,18 @@ def task_count(facts: list[dict[str, Any]]) -> dict[str, Any] | None:
     counts = [f for f in facts if f.get("fact") == "tasks" and f.get("submitted")]
     if not counts:
         return None
-    best = max(counts, key=lambda f: (f["submitted"], f.get("completed", 0)))
+    best = max(
+        counts,  # the scheduler's count covers the client's: it wins a tie
+        key=lambda f: (f["submitted"], f.get("completed", 0), f.get("counted_at") == "scheduler"),
+    )
     span = None
     if best.get("first_submit") is not None and best.get("last_result") is not None:
         span = float(best["last_result"]) - float(best["first_submit"])
     return {
-        "source": COUNTED_AT.get(str(best.get("system")), "perflab hook"),
+        "source": COUNTED_AT.get(
+            " ".join(str(x) for x in (best.get("system"), best.get("counted_at")) if x),
+            "perflab hook",
+        ),
         "system": best.get("system"),
         "process": _process(best),
         "submitted": best["submitted"],

@@ -39,6 +39,65 @@ def on_distributed(hook: Any, module: Any) -> None:
         lambda c: f"LocalCluster(processes={getattr(c, 'processes', None)!r})",
     )
     _count(hook, module.Client)
+    _count_scheduler(hook, module.Scheduler, module.SchedulerPlugin)
+
+
+def _count_scheduler(hook: Any, scheduler: Any, plugin: Any) -> None:
+    """Count every task a Scheduler built in this process runs (a LocalCluster's is the
+    program's own): the graphs of ``dask.compute`` and ``persist`` as well as the futures of
+    ``submit`` and ``map``, from each graph's arrival to the last task in memory."""
+    init = scheduler.__init__
+    if getattr(init, "_perflab_counted", False):
+        return
+    count: dict[str, Any] = {"submitted": 0, "completed": 0, "failed": 0, "first_submit": None,
+             "last_result": None}  # fmt: skip
+    written: list[dict[str, Any]] = []
+    keys: set[Any] = set()
+
+    class Counter(plugin):
+        name = "perflab-task-count"
+
+        def update_graph(self, scheduler: Any, *, tasks: Any = (), **kwargs: Any) -> None:
+            if count["first_submit"] is None:
+                count["first_submit"] = time.time()
+            # a graph touches the tasks it depends on again (a reduction over futures)
+            keys.update(tasks or ())
+            count["submitted"] = len(keys)
+
+        def transition(self, key: Any, start: str, finish: str, *a: Any, **kw: Any) -> None:
+            if start == "processing" and finish in ("memory", "erred"):
+                count["last_result"] = time.time()
+                count["completed" if finish == "memory" else "failed"] += 1
+
+    @functools.wraps(init)
+    def counted_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        try:
+            self.add_plugin(Counter(), idempotent=True)
+        except Exception as exc:  # never break the program: say so instead
+            hook.proof.write({"fact": "error", "on": "Scheduler", "error": repr(exc)})
+
+    def write() -> None:
+        if count["submitted"] and count != (written[-1] if written else None):
+            written.append(dict(count))
+            hook.proof.write({"fact": "tasks", "system": "dask", "counted_at": "scheduler",
+                              **count})  # fmt: skip
+
+    counted_init._perflab_counted = True  # type: ignore[attr-defined]
+    scheduler.__init__ = counted_init
+    close = scheduler.close
+
+    @functools.wraps(close)
+    async def close_and_count(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await close(self, *args, **kwargs)
+        finally:
+            write()
+
+    scheduler.close = close_and_count
+    import atexit
+
+    atexit.register(write)
 
 
 def _count(hook: Any, client: Any) -> None:

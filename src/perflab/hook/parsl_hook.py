@@ -41,7 +41,14 @@ class Hook:
 
     # values given in the file are JSON; a few stand for objects made here
     @staticmethod
-    def value(v: Any) -> Any:
+    def value(v: Any, old: Any = None) -> Any:
+        if isinstance(v, dict) and set(v) == {"in_run_dir"}:
+            # a folder of the run's own private directory, named as the program named it
+            sub = str(v["in_run_dir"])
+            if not sub or os.sep in sub or sub.startswith("."):
+                raise ValueError(f"refusing the folder {sub!r}")
+            name = os.path.basename(os.path.normpath(str(old))) if old else "runinfo"
+            return os.path.join(os.environ["PERFLAB_RUN_DIR"], sub, name)
         if isinstance(v, dict) and set(v) == {"class"}:
             mod, _, cls = v["class"].rpartition(".")
             if not mod.startswith(("parsl.", "distributed.", "dask.")):
@@ -83,7 +90,7 @@ class Hook:
                     explicit = arg in bound.arguments
                     default = sig.parameters[arg].default
                     old = bound.arguments[arg] if explicit else default
-                    new = hook.value(op["value"])
+                    new = hook.value(op["value"], old)
                     bound.arguments[arg] = new
                     changes.append((factor, arg, old, new, explicit))
                 args, kwargs = bound.args[1:], bound.kwargs

@@ -189,6 +189,49 @@ def install(run_dir: str) -> None:
         if isinstance(package, str) and package not in after:
             after[package] = HOOK.on_import
     sys.meta_path.insert(0, Watch(after))
+    if any(
+        isinstance(op, dict) and op.get("on") in SEEN
+        for ops in (treat.get("factors") or {}).values()
+        for op in (ops if isinstance(ops, list) else [])
+    ):
+        proof.write(_started(treat))
+
+
+#: Operations whose proof is what each process saw at start-up (``perflab/hook/seen.py``).
+SEEN = ("env", "wrapper", "rundir", "startup")
+POLICIES = {0: "other", 3: "batch", 5: "idle", 1: "fifo", 2: "rr"}
+
+
+def _started(treat: dict[str, Any]) -> dict[str, Any]:
+    """What this process started with, for the env, wrapper, rundir and startup factors:
+    the watched variables only (never the rest of the environment), its scheduling, the
+    start-up file that ran before the hook."""
+    names = sorted(
+        {
+            op["var"]
+            for ops in treat["factors"].values()
+            for op in ops
+            if isinstance(op, dict) and op.get("on") == "env" and isinstance(op.get("var"), str)
+        }
+    )
+    fact: dict[str, Any] = {"fact": "process", "env": {n: os.environ.get(n) for n in names}}
+    fact["cwd"] = os.getcwd()
+    try:
+        fact["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
+        fact["policy"] = POLICIES.get(os.sched_getscheduler(0), "other")
+        fact["cpus"] = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        pass
+    site = sys.modules.get("sitecustomize")
+    file = getattr(site, "__file__", None)
+    if file and os.path.abspath(file) != os.path.abspath(__file__):
+        fact["sitecustomize"] = os.path.abspath(file)
+        fact["trim_path"] = getattr(site, "TRIM_PATH", None)
+        fact["bundle_finder"] = any(
+            getattr(f, "__name__", "") == "BundleFinder" for f in sys.meta_path
+        )
+    fact["flags"] = {"safe_path": sys.flags.safe_path, "no_user_site": sys.flags.no_user_site}
+    return fact
 
 
 def _chain() -> None:

@@ -165,14 +165,15 @@ def _hook_facts(r: Draft, spec: RunSpec, run_dir: Path) -> dict[str, Any] | None
     took effect (``measurement.treated``), the task count; a factor that took effect nowhere
     fails the run with the cause (it is never recorded as treated)."""
     facts = read_facts(run_dir)
-    treated, causes = judge(spec.hook, spec.transforms, facts)
+    treated, causes = judge(spec.hook, spec.transforms, facts, run_dir)
     count = task_count(facts)
     if count:
         r["measurement"]["task_count"] = count
     logs = program_logs(facts)
-    if logs:  # the program's own Parsl run_dir (runinfo/NNN) is outside perflab's
-        r["measurement"]["program_logs"] = logs
-        r["log_bytes"] = (r["log_bytes"] or 0) + logs["bytes"]
+    if logs:  # the program's own Parsl run_dir (runinfo/NNN), unless a rundir factor moved
+        r["measurement"]["program_logs"] = logs  # it into perflab's (counted already)
+        if not all(Path(d).is_relative_to(run_dir) for d in logs["run_dirs"]):
+            r["log_bytes"] = (r["log_bytes"] or 0) + logs["bytes"]
     if treated:
         r["measurement"]["treated"] = treated
     if causes:

@@ -79,7 +79,10 @@ def _how(f: Factor, found: dict[str, Any]) -> str | None:
     if rest:
         if f.targets != ["*"] and not set(found["imports"]) & {"parsl"}:
             return None  # a Parsl factor's environment for a program with no Parsl
-        ways.append(f"the command's {', '.join(sorted(rest))}")
+        if "rundir" in f.effects:  # the hook moves a Parsl program's own run_dir there too
+            ways.append("the run directory (and the program's Parsl run_dir)")
+        else:
+            ways.append(f"the command's {', '.join(sorted(rest))}")
     return "; ".join(ways) or None
 
 

@@ -1,0 +1,229 @@
+"""Proof for the factors perflab applies around a command rather than to the objects its
+program builds: ``env``, ``wrapper``, ``rundir`` and ``startup``.
+
+:func:`seen_ops` turns such a factor's (level-substituted) effects into operations for the
+treatment file. The hook applies none of them except a ``rundir`` factor's, which moves the
+Parsl run directory the program chose (``Config.run_dir``) into the run directory; for the
+rest every Python process of the command writes what it saw at start-up (the watched
+variables of its environment, its nice value, scheduling policy and CPUs, the start-up file
+that ran), and :func:`judge_seen` checks those against the operations. A command with no
+Python process (a shell script, a compiled program) cannot run the hook: its env, wrapper and
+rundir factors are then proven only by how perflab launched it, and the record says so.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+#: Operations the hook checks rather than applies (``"on"`` of an operation).
+SEEN = ("env", "wrapper", "rundir", "startup")
+#: Where the program's own Parsl run directory goes under a ``rundir`` factor.
+PROGRAM_DIR = "program"
+MAX_FACTS = 8
+LAUNCH = "perflab's launch (no Python process of the command ran the hook)"
+
+
+def seen_ops(effects: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hook's operations proving a factor's env, wrapper, rundir and startup effects
+    (``effects``: catalog key -> level-substituted value)."""
+    ops: list[dict[str, Any]] = []
+    for key, value in effects.items():
+        if key == "env":
+            ops += [{"on": "env", "var": str(k), "value": str(v)} for k, v in value.items()]
+        elif key == "wrapper":
+            ops += [
+                {"on": "wrapper", "setting": k, "value": value[k]}
+                for k in ("nice", "policy", "cpus")
+                if k in value
+            ]
+        elif key == "rundir":
+            ops.append({"on": "rundir", "path": str(value)})
+            # applied only where the program builds a Parsl Config (judged here, not as a
+            # config factor: a program without Parsl still has its run directory moved)
+            ops.append({"on": "Config", "arg": "run_dir", "value": {"in_run_dir": PROGRAM_DIR},
+                        "if_built": True})  # fmt: skip
+        elif key == "startup":
+            ops.append({"on": "startup", "bundle": bool(value.get("bundle")),
+                        "trim_path": bool(value.get("trim_path"))})  # fmt: skip
+    return ops
+
+
+def is_seen(op: dict[str, Any]) -> bool:
+    """Whether the operation is judged here (not as a config factor's)."""
+    return op.get("on") in SEEN or bool(op.get("if_built"))
+
+
+def _process(fact: dict[str, Any]) -> dict[str, Any]:
+    return {"pid": fact.get("pid"), "argv0": fact.get("argv0")}
+
+
+def judge_seen(
+    factor: str, ops: list[dict[str, Any]], facts: list[dict[str, Any]], run_dir: Path | None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Where a factor's env/wrapper/rundir/startup operations took effect, and the causes of
+    those that took effect nowhere."""
+    procs = [f for f in facts if f.get("fact") == "process"]
+    where: list[dict[str, Any]] = []
+    causes: list[str] = []
+    env = {op["var"]: op["value"] for op in ops if op.get("on") == "env"}
+    wrapper = {op["setting"]: op["value"] for op in ops if op.get("on") == "wrapper"}
+    for part, check in ((env, _env), (wrapper, _wrapper)):
+        if part:
+            got, why = check(part, procs)
+            where += got
+            causes += [why] if why else []
+    for op in ops:
+        if op.get("on") == "rundir":
+            got, why = _rundir(factor, str(op["path"]), facts, run_dir)
+        elif op.get("on") == "startup":
+            got, why = _startup(op, procs)
+        else:
+            continue
+        where += got
+        causes += [why] if why else []
+    return where, [f"{factor}: {c}" for c in causes]
+
+
+def _env(want: dict[str, str], procs: list[dict[str, Any]]) -> tuple[list[Any], str | None]:
+    if not procs:
+        return [{"process": None, "seen_by": LAUNCH, "env": want}], None
+    good = [p for p in procs if all(_has(p.get("env") or {}, k, v) for k, v in want.items())]
+    if not good:
+        p = procs[0]
+        saw = {k: (p.get("env") or {}).get(k) for k in want}
+        return [], f"{p.get('argv0')} (pid {p.get('pid')}) saw {saw}, not {want}"
+    return [{"process": _process(p), "env": want} for p in good[:MAX_FACTS]], None
+
+
+#: Search paths perflab itself puts entries before (the hook, a start-up bundle, a treated
+#: copy's bin/): the factor's entries need only be there.
+PATH_LISTS = ("PYTHONPATH", "PATH", "LD_LIBRARY_PATH")
+
+
+def _has(env: dict[str, Any], var: str, value: str) -> bool:
+    seen = env.get(var)
+    if seen == value:
+        return True
+    if var in PATH_LISTS and isinstance(seen, str):
+        return set(value.split(os.pathsep)) <= set(seen.split(os.pathsep))
+    return False
+
+
+def _wrapper(want: dict[str, Any], procs: list[dict[str, Any]]) -> tuple[list[Any], str | None]:
+    if not procs:
+        return [{"process": None, "seen_by": LAUNCH, "wrapper": want}], None
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    expect: dict[str, Any] = {}
+    if "nice" in want:  # nice -n N adds to perflab's own niceness, within -20..19
+        expect["nice"] = max(-20, min(19, base + int(want["nice"])))
+    if "policy" in want:
+        expect["policy"] = str(want["policy"])
+    cpus = _cpu_list(str(want["cpus"])) if "cpus" in want else None
+    good = []
+    for p in procs:
+        ok = all(p.get(k) == v for k, v in expect.items())
+        if cpus is not None:
+            ok = ok and bool(p.get("cpus")) and set(p.get("cpus") or []) <= cpus
+        if ok:
+            good.append(p)
+    if not good:
+        p = procs[0]
+        saw = {k: p.get(k) for k in ("nice", "policy", "cpus")}
+        return [], f"{p.get('argv0')} (pid {p.get('pid')}) ran with {saw}, not {want}"
+    return [
+        {"process": _process(p), "scheduled": {k: p.get(k) for k in ("nice", "policy", "cpus")}}
+        for p in good[:MAX_FACTS]
+    ], None
+
+
+def _cpu_list(text: str) -> set[int]:
+    out: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def _rundir(
+    factor: str, path: str, facts: list[dict[str, Any]], run_dir: Path | None
+) -> tuple[list[Any], str | None]:
+    if run_dir is None:
+        return [], "perflab does not know the run directory"
+    real, top = os.path.realpath(run_dir), os.path.realpath(path)
+    if not Path(real).is_relative_to(top):
+        return [], f"the run directory {real} is not under {top}"
+    where: list[dict[str, Any]] = [
+        {"object": "perflab run directory", "path": real, "filesystem": filesystem(real)}
+    ]
+    mine = [f for f in facts if f.get("factor") == factor]
+    errors = [f for f in mine if f.get("fact") == "error"]
+    if errors:
+        return [], f"the hook could not move the program's Parsl run_dir: {errors[0].get('error')}"
+    moved = [f for f in mine if f.get("fact") == "set" and f.get("option") == "run_dir"]
+    configs = [f for f in facts if f.get("fact") == "created" and f.get("class") == "Config"]
+    if configs and not moved:
+        return [], "the program's Parsl Config was built, but its run_dir was not moved"
+    where += [
+        {"process": _process(f), "object": f.get("object"), "option": "run_dir",
+         "old": f.get("old"), "new": f.get("new"), "overrode_program": f.get("overrode_program")}
+        for f in moved[:MAX_FACTS]
+    ]  # fmt: skip
+    dfks = [f for f in facts if f.get("fact") == "run_dir" and f.get("path")]
+    outside = [f["path"] for f in dfks if not Path(str(f["path"])).is_relative_to(real)]
+    if outside:
+        return [], f"the program's Parsl run_dir {outside[0]} is outside {real}"
+    where += [
+        {"process": _process(f), "object": "DataFlowKernel", "run_dir": f["path"],
+         "filesystem": filesystem(str(f["path"]))}
+        for f in dfks[:MAX_FACTS]
+    ]  # fmt: skip
+    return where, None
+
+
+def filesystem(path: str) -> str | None:
+    """The type of the filesystem holding ``path`` (``tmpfs``, ``ext4`` ...), from
+    /proc/self/mounts (None where that cannot be read)."""
+    try:
+        with open("/proc/self/mounts") as f:
+            mounts = [line.split()[1:3] for line in f if len(line.split()) > 2]
+    except OSError:
+        return None
+    real = os.path.realpath(path)
+    best: tuple[int, str | None] = (-1, None)
+    for point, kind in mounts:
+        point = point.replace("\\040", " ")
+        if Path(real).is_relative_to(point) and len(point) > best[0]:
+            best = (len(point), kind)
+    return best[1]
+
+
+def _startup(op: dict[str, Any], procs: list[dict[str, Any]]) -> tuple[list[Any], str | None]:
+    if not procs:
+        return [], "no Python process of the command ran (start-up factors reach Python only)"
+    good, ran = [], []
+    for p in procs:
+        site = p.get("sitecustomize")
+        bundle = bool(site) and (Path(str(site)).parent / "manifest.json").is_file()
+        ran.append((p, site, bundle))
+        if not bundle:
+            continue
+        if op.get("trim_path") and not p.get("trim_path"):
+            continue
+        if op.get("bundle") and not p.get("bundle_finder"):
+            continue
+        good.append(p)
+    if not good:
+        p, site, bundle = ran[0]
+        what = f"perflab's start-up bundle {site}" if bundle else (site or "no sitecustomize")
+        return [], (
+            f"{p.get('argv0')} (pid {p.get('pid')}) started with {what} (trim_path "
+            f"{p.get('trim_path')}, bundle finder {p.get('bundle_finder')}); another start-up "
+            "factor's file, or the program's own, may hide this one"
+        )
+    return [
+        {"process": _process(p), "sitecustomize": p.get("sitecustomize"),
+         "trim_path": p.get("trim_path"), "bundle_finder": p.get("bundle_finder")}
+        for p in good[:MAX_FACTS]
+    ], None  # fmt: skip

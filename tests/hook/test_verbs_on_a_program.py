@@ -1,0 +1,71 @@
+"""``perflab tune`` over a user's own Parsl workflow through the real CLI: every record of a
+treated set carries the proof of each of its factors, and the recommended set is measured
+against the untreated program in the final blocks."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import perflab_json
+from perflab.campaign.store import Store
+
+APPS = Path(__file__).parent / "apps"
+
+
+@pytest.mark.slow
+def test_tune_over_a_parsl_workflow_records_the_proofs(tmp_path: Path) -> None:
+    shutil.copy(APPS / "parsl_app.py", tmp_path / "parsl_app.py")
+    store = tmp_path / "s.db"
+    out = perflab_json(
+        "tune", "t", "--command", "python parsl_app.py 30", "--metric", "wall_s",
+        "--factors", "cfg_prefetch=10,sched_batch", "--search", "staged", "--budget", "26",
+        "--pairs", "3", "--timeout", "240", "--store", str(store),
+        cwd=tmp_path, timeout=3000, env={"PERFLAB_HOME": str(tmp_path / ".perflab")},
+    )  # fmt: skip
+    runs = [r for name in Store(store).campaign_names() for r in Store(store).records(name)]
+    ok = [r for r in runs if r.status == "ok"]
+    assert len(ok) == len(runs) == out["runs"], [r.error for r in runs if r.status != "ok"]
+    for r in ok:
+        treated = r.measurement.get("treated", {})
+        assert sorted(treated) == sorted(r.treatments), r.run_id
+        for e in treated.get("cfg_prefetch=10", []):
+            assert e.get("new", 10) == 10 and e.get("started_with", {"prefetch_capacity": 10}) == {
+                "prefetch_capacity": 10
+            }
+        assert all(e["scheduled"]["policy"] == "batch" for e in treated.get("sched_batch", []))
+        # the hook's own count: 30 squares and the reduction tree's 4 + 1 sums
+        assert r.measurement["task_count"]["completed"] == 35
+    # the final blocks measured the recommended set against the untreated program
+    final = [r for r in ok if ".final" in (r.campaign or "") or "-final" in (r.campaign or "")]
+    assert any(r.treatments == [] for r in final)
+    assert any(r.treatments == sorted(out["best_set"]) for r in final)
+    measured = out["measured"]
+    assert measured is None or measured["ci_low"] <= measured["ratio"] <= measured["ci_high"]
+
+
+@pytest.mark.slow
+def test_a_campaign_over_a_parsl_workflow_analysed_by_the_hooks_count(tmp_path: Path) -> None:
+    shutil.copy(APPS / "parsl_app.py", tmp_path / "parsl_app.py")
+    store = str(tmp_path / "s.db")
+    kw = {"cwd": tmp_path, "timeout": 1500, "env": {"PERFLAB_HOME": str(tmp_path / ".perflab")}}
+    perflab_json(
+        "campaign", "create", "c", "--command", "python parsl_app.py 20 threads",
+        "--metric", "wall_s", "--factors", "cfg_no_init_logging,startup_safe_path",
+        "--design", "full", "--runs", "2", "--store", store, **kw,
+    )  # fmt: skip
+    perflab_json("campaign", "run", "c", "--store", store, **kw)
+    runs = Store(store).records("c")
+    assert len(runs) == 8 and all(r.status == "ok" for r in runs), [r.error for r in runs]
+    for r in runs:
+        assert sorted(r.measurement.get("treated", {})) == r.treatments
+        assert r.measurement["task_count"]["completed"] == 20 + 3 + 1
+        logs = r.measurement["program_logs"]["lines"]
+        assert (logs == 0) == ("cfg_no_init_logging" in r.treatments), (r.treatments, logs)
+    # the same runs, scored by their makespan and by the hook's µs per task
+    for metric in ("wall_s", "us_per_task"):
+        out = perflab_json("analyze", "c", "--metric", metric, "--store", store, **kw)
+        assert out["metric"] == metric and out["dataset"]["runs"] == 8, out["dataset"]
+        assert out["summary"]["base_measured_us"] > 0
