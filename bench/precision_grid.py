@@ -97,7 +97,7 @@ def main() -> None:
     designs[f"plan {fit.window:,}"] = fit.window
     designs["default --time 5"] = None
     rng = random.Random(0)
-    for r in range(args.rounds):
+    for _ in range(args.rounds):
         order = list(designs)
         rng.shuffle(order)
         for name in order:

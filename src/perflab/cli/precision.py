@@ -15,12 +15,15 @@ from perflab.cli.app import err_console, json_option, main
 from perflab.cli.compare import decision_options, gate_metric
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare import parts as mp
+from perflab.compare import pilot
 from perflab.compare import precision as pp
 from perflab.compare.calibrate import signature
+from perflab.compare.gate import metric_value
 from perflab.errors import PerflabError
 from perflab.files import home_dir
 from perflab.prepare import prepare
 from perflab.run.measure import measure, validate
+from perflab.spec import RunSpec
 
 
 @main.command()
@@ -34,10 +37,16 @@ from perflab.run.measure import measure, validate
     show_default=True,
     help="Sub-batches each run's counted window is split into (for the within-run noise).",
 )
+@click.option(
+    "--windows",
+    help="Pilot windows, e.g. 500,8000: --runs A/A pairs at each (interleaved), and the parts "
+    "fitted as var = σ_b² + σ_w²/n, which sees noise at every time scale (recommended).",
+)
 @json_option
 def precision(
     runs: int,
     splits: int,
+    windows: str | None,
     threshold: float,
     alpha: float,
     by_metric: str | None,
@@ -49,9 +58,60 @@ def precision(
     intervals) — and store them for `compare --precision`. Give --tasks for the window
     (default 2,000 tasks)."""
     metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, by_metric)
+    if windows is not None:
+        measured, spec = _pilots(base_spec(o), _windows(windows), runs, metric, as_json)
+    else:
+        measured, spec = _splits(base_spec(o), splits, runs, metric, as_json)
+    path = mp.save(measured, signature(spec, metric), home_dir())
+    if as_json:
+        click.echo(json.dumps(measured.to_dict()))
+        return
+    click.echo(describe(measured, alpha))
+    click.echo(f"stored in {path}")
+
+
+def _windows(text: str) -> list[int]:
+    try:
+        got = sorted({int(x.replace("_", "")) for x in text.split(",") if x.strip()})
+    except ValueError:
+        got = []
+    if len(got) < 2 or got[0] < 1:
+        raise PerflabError(f"--windows: {text!r} is not two or more window sizes such as 500,8000")
+    return got
+
+
+def _pilots(
+    spec: RunSpec, windows: list[int], pairs: int, metric: str, quiet: bool
+) -> tuple[mp.Measured, RunSpec]:
+    """A/A pairs at each window, interleaved, fitted by ``compare.pilot.estimate``."""
+    if pairs < pilot.MIN_PAIRS:
+        raise PerflabError(f"--runs (A/A pairs per window) must be at least {pilot.MIN_PAIRS}")
+    if spec.command is not None:
+        raise PerflabError("precision measures engine targets (a command has no window)")
+    got: list[pilot.PilotRun] = []
+    for i in range(pairs):
+        for n in windows:
+            one = prepare(dataclasses.replace(spec, tasks=n, time_s=None)).spec
+            validate(one)
+            for _ in range(2):
+                if not quiet:
+                    err_console.print(f"[dim]pair {i + 1}/{pairs} of {n:,} tasks …[/dim]")
+                rec = measure(one)
+                value = metric_value(rec, metric) if rec.status == "ok" else None
+                ph = rec.measurement.get("phases") or {}
+                if value is None or not ph.get("total"):
+                    click.echo(f"perflab: run {rec.run_id} {rec.status}: {rec.error}", err=True)
+                    sys.exit(1)
+                got.append(pilot.PilotRun(n, float(value), float(ph["total"])))
+    return mp.from_pilot(pilot.estimate(got), len(got)), one
+
+
+def _splits(
+    spec: RunSpec, splits: int, runs: int, metric: str, quiet: bool
+) -> tuple[mp.Measured, RunSpec]:
+    """Fresh runs of one window split into sub-batches (``parts.estimate``)."""
     if splits < 2 or runs < mp.MIN_RUNS:
         raise PerflabError(f"--splits must be at least 2 and --runs at least {mp.MIN_RUNS}")
-    spec = base_spec(o)
     if spec.command is not None:
         raise PerflabError("precision measures engine targets (a command has no window)")
     tasks = spec.tasks or 2000
@@ -60,7 +120,7 @@ def precision(
     spec = prepare(spec).spec
     got = []
     for i in range(runs):
-        if not as_json:
+        if not quiet:
             err_console.print(f"[dim]run {i + 1}/{runs} …[/dim]")
         rec = measure(spec)
         one = mp.from_record(rec.to_dict(), metric) if rec.status == "ok" else None
@@ -68,13 +128,7 @@ def precision(
             click.echo(f"perflab: run {rec.run_id} {rec.status}: {rec.error}", err=True)
             sys.exit(1)
         got.append(one)
-    measured = mp.estimate(got)
-    path = mp.save(measured, signature(spec, metric), home_dir())
-    if as_json:
-        click.echo(json.dumps(measured.to_dict()))
-        return
-    click.echo(describe(measured, alpha))
-    click.echo(f"stored in {path}")
+    return mp.estimate(got), spec
 
 
 def describe(m: mp.Measured, alpha: float) -> str:
@@ -90,8 +144,15 @@ def describe(m: mp.Measured, alpha: float) -> str:
         f"(95% CI {_sd(m.within_ci[0]):.2f}–{_sd(m.within_ci[1]):.2f})",
         f"best window n* ≈ {p.n_star():,.0f} tasks; plans at alpha {alpha}:",
     ]
+    if m.windows:
+        lines[-1] = (
+            f"fitted from A/A pairs at {', '.join(f'{w:,}' for w in m.windows)} tasks; "
+            f"best window n* ≈ {p.n_star():,.0f}, picked {m.window or 0:,} tasks; "
+            f"plans at alpha {alpha}:"
+        )
     for target in (0.02, 0.03, 0.05, 0.1):
-        lines.append(f"  ±{target:.0%}: {pp.plan(p, target, pp.planned_level(alpha)).line()}")
+        pl = pp.plan(p, target, pp.planned_level(alpha), m.bounds())
+        lines.append(f"  ±{target:.0%}: {pl.line()}")
     return "\n".join(lines)
 
 

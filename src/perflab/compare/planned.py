@@ -87,7 +87,7 @@ def plan_or_refuse(
             f"no measured variance parts for this benchmark and {metric}: "
             "run `perflab precision` with the same options first"
         )
-    pl = pp.plan(found.parts, target, pp.planned_level(alpha))
+    pl = pp.plan(found.parts, target, pp.planned_level(alpha), found.bounds())
     if pl.wall_s > max_time_s:
         raise PerflabError(
             f"±{pp.pct(target)} would take ~{pp.duration(pl.wall_s)} here ({pl.line()}), "
