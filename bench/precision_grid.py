@@ -79,6 +79,7 @@ def main() -> None:
     ap.add_argument("--windows", default="500,2000,8000,32000")
     ap.add_argument("--pilot", default="500,8000")
     ap.add_argument("--pilot-pairs", type=int, default=3)
+    ap.add_argument("--pilot-from", help="A --out(.partial) file whose pilot runs to reuse.")
     ap.add_argument("--out")
     ap.add_argument("--report", help="Print a saved --out file (no runs).")
     args = ap.parse_args()
@@ -88,13 +89,17 @@ def main() -> None:
         return
     t_start = time.monotonic()
     runs: list[dict] = []
-    for _ in range(args.pilot_pairs):
+    if args.pilot_from:  # a pilot measured before (a bench cut short after it)
+        with open(args.pilot_from) as f:
+            runs = [r for r in json.load(f) if r["design"] == "pilot"]
+    for _ in range(0 if args.pilot_from else args.pilot_pairs):
         for w in (int(x) for x in args.pilot.split(",")):
             pair(design_spec(args.target, args.workload, w), "pilot", runs, args.out)
     fit = pl.estimate(pilot_runs(runs, "pilot"))
     print(f"pilot fit: {fit.parts}; pick {fit.window:,} tasks", flush=True)
     designs: dict[str, int | None] = {f"{int(w):,}": int(w) for w in args.windows.split(",")}
-    designs[f"plan {fit.window:,}"] = fit.window
+    if fit.window not in designs.values():  # a pick on the grid is measured once, there
+        designs[f"plan {fit.window:,}"] = fit.window
     designs["default --time 5"] = None
     rng = random.Random(0)
     for _ in range(args.rounds):

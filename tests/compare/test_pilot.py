@@ -10,7 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perflab.compare import pilot as pl
-from perflab.compare.precision import Parts
+from perflab.compare.precision import (
+    Parts,
+    expect,
+    most_pairs,
+    plan,
+    planned_level,
+    precision_looks,
+    run_planned,
+)
+from perflab.compare.precision_replay import Machine, pilot_planned
 from perflab.errors import PerflabError
 
 WINDOWS = (500, 8000)
@@ -153,3 +162,32 @@ def test_variance_fit_is_non_negative_and_exact_on_a_line() -> None:
 def test_chi2_interval_covers_the_estimate() -> None:
     lo, hi = pl.chi2_ci(0.04, 6)
     assert lo < 0.04 < hi
+
+
+def test_the_expected_sequence_matches_its_replays() -> None:
+    """``expect`` predicts what ``run_planned`` spends and reaches on exact parts."""
+    truth = TRUTHS[1]
+    level = planned_level(0.05)
+    bounds = pl.trusted(WINDOWS)
+    pn = plan(truth, 0.1, level, bounds)
+    assert bounds[0] <= pn.tasks <= bounds[1]
+    levels = precision_looks(4, pn.pairs, most_pairs(pn.pairs), 0.05)
+    got = expect(pn, truth, list(levels), max(2, pn.pairs // 2))
+    assert got.wall >= 2 * min(levels) * truth.run_s(pn.tasks)
+    walls, widths = [], []
+    for seed in range(120):
+        m = Machine(truth, seed)
+        r = run_planned(m.side(pn.tasks), m.side(pn.tasks), 0.1, levels, level, 0.05,
+                        precision_from=max(2, pn.pairs // 2))  # fmt: skip
+        walls.append(m.wall_s)
+        widths.append(r.half_width)
+    assert np.mean(walls) == pytest.approx(got.wall, rel=0.1)
+    assert np.median(widths) == pytest.approx(got.width, rel=0.15)
+
+
+def test_planned_comparisons_from_pilots_are_calibrated_on_average() -> None:
+    """20 replays of pilot → plan → comparison (bench/precision_calibration.py has more):
+    the mean reached half-width within 20 % of the expected one, the wall time within 25 %."""
+    outs = [pilot_planned(TRUTHS[0], 0.1, 0.05, seed) for seed in range(20)]
+    assert np.mean([o.half_width / o.planned.width for o in outs]) == pytest.approx(1, abs=0.2)
+    assert np.mean([o.wall_s / o.planned.wall for o in outs]) == pytest.approx(1, abs=0.25)
