@@ -85,7 +85,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.report:
         with open(args.report) as f:
-            show(json.load(f))
+            data = json.load(f)
+        if isinstance(data, list):  # a .partial file: the runs so far
+            data = {"runs": data, "pick": pl.estimate(pilot_runs(data, "pilot")).window}
+        show(data)
         return
     t_start = time.monotonic()
     runs: list[dict] = []

@@ -29,7 +29,13 @@ from perflab.spec import RunSpec
 @main.command()
 @run_options
 @decision_options
-@click.option("--runs", type=int, default=8, show_default=True, help="Fresh runs (A/A).")
+@click.option(
+    "--runs",
+    type=int,
+    default=8,
+    show_default=True,
+    help="Fresh runs (A/A); with --windows, A/A pairs per window.",
+)
 @click.option(
     "--splits",
     type=int,
@@ -55,8 +61,9 @@ def precision(
 ) -> None:
     """Measure this machine's variance parts for a benchmark — the fixed seconds per run S,
     seconds per task c, the between-run and the within-window variance (with 95 %
-    intervals) — and store them for `compare --precision`. Give --tasks for the window
-    (default 2,000 tasks)."""
+    intervals) — and store them for `compare --precision`. With --windows 500,8000 they are
+    fitted from A/A pairs at each window (recommended); else from --runs runs of one window
+    (--tasks, default 2,000) split into --splits sub-batches."""
     metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, by_metric)
     if windows is not None:
         measured, spec = _pilots(base_spec(o), _windows(windows), runs, metric, as_json)
