@@ -40,10 +40,13 @@ from perflab.spec import RunSpec
 Z95 = 1.959964
 
 
+TIMEOUT_S = [900.0]
+
+
 def design_spec(target: str, workload: str, window: int | None) -> RunSpec:
     if window is None:
-        return RunSpec(target=target, workload=workload, time_s=5.0)
-    return RunSpec(target=target, workload=workload, tasks=window)
+        return RunSpec(target=target, workload=workload, time_s=5.0, timeout_s=TIMEOUT_S[0])
+    return RunSpec(target=target, workload=workload, tasks=window, timeout_s=TIMEOUT_S[0])
 
 
 def one(spec: RunSpec) -> dict:
@@ -80,6 +83,9 @@ def main() -> None:
     ap.add_argument("--pilot", default="500,8000")
     ap.add_argument("--pilot-pairs", type=int, default=3)
     ap.add_argument("--pilot-from", help="A --out(.partial) file whose pilot runs to reuse.")
+    ap.add_argument("--resume", action="store_true", help="Keep --pilot-from's grid runs too.")
+    ap.add_argument("--seed", type=int, default=0, help="Of the designs' order in a round.")
+    ap.add_argument("--timeout", type=float, default=900.0, help="Seconds a run may take.")
     ap.add_argument("--out")
     ap.add_argument("--report", help="Print a saved --out file (no runs).")
     args = ap.parse_args()
@@ -91,10 +97,11 @@ def main() -> None:
         show(data)
         return
     t_start = time.monotonic()
+    TIMEOUT_S[0] = args.timeout
     runs: list[dict] = []
-    if args.pilot_from:  # a pilot measured before (a bench cut short after it)
+    if args.pilot_from:  # a bench cut short: its pilot (and with --resume its grid) kept
         with open(args.pilot_from) as f:
-            runs = [r for r in json.load(f) if r["design"] == "pilot"]
+            runs = [r for r in json.load(f) if args.resume or r["design"] == "pilot"]
     for _ in range(0 if args.pilot_from else args.pilot_pairs):
         for w in (int(x) for x in args.pilot.split(",")):
             pair(design_spec(args.target, args.workload, w), "pilot", runs, args.out)
@@ -104,7 +111,7 @@ def main() -> None:
     if fit.window not in designs.values():  # a pick on the grid is measured once, there
         designs[f"plan {fit.window:,}"] = fit.window
     designs["default --time 5"] = None
-    rng = random.Random(0)
+    rng = random.Random(args.seed)
     for _ in range(args.rounds):
         order = list(designs)
         rng.shuffle(order)
