@@ -119,3 +119,36 @@ def test_the_text_output_says_the_plan_and_what_was_reached(
     assert res.exit_code == 0, res.output
     assert "plan: " in res.output and "look at " in res.output
     assert "reached (planned ±" in res.output
+
+
+def test_pilots_at_two_windows_store_the_fitted_parts_and_the_pick(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    machine = FakeMachine(5)
+    monkeypatch.setattr(verb, "measure", machine)
+    res = cli(tmp_path, "precision", "--windows", "500,8000", "--runs", "8")
+    assert res.exit_code == 0, res.output
+    assert machine.calls == 2 * 2 * 8
+    assert "fitted from A/A pairs at 500, 8,000 tasks" in res.output
+    (entry,) = json.loads((tmp_path / "precision.json").read_text()).values()
+    assert entry["windows"] == [500, 8000] and 125 <= entry["window"] <= 32000
+    assert entry["parts"]["fixed_s"] == pytest.approx(FIXED_S)
+    assert entry["parts"]["task_s"] == pytest.approx(TASK_S)
+    lo, hi = entry["within_ci"]
+    assert lo <= SD_W**2 <= hi
+    monkeypatch.setattr(pc, "measure", FakeMachine(6))
+    res = cli(tmp_path, "compare", "--precision", "5%", "--alpha", "0.05", "--json")
+    assert res.exit_code == 0, res.output
+    tasks = json.loads(res.output.strip().splitlines()[-1])["precision"]["plan"]["tasks"]
+    assert 125 <= tasks <= 32000  # the plan stays near the pilots' windows
+
+
+@pytest.mark.parametrize("windows", ["500", "a,b", "0,500", "500,500"])
+def test_bad_pilot_windows_are_refused_before_any_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, windows: str
+) -> None:
+    machine = FakeMachine(7)
+    monkeypatch.setattr(verb, "measure", machine)
+    res = cli(tmp_path, "precision", "--windows", windows)
+    assert res.exit_code == 2 and "--windows" in res.output
+    assert machine.calls == 0 and not (tmp_path / "precision.json").exists()

@@ -6,26 +6,36 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
 from typing import Any
 
 import click
 
-from perflab.cli.app import json_option, main
+from perflab.cli.app import err_console, json_option, main
 from perflab.cli.compare import decision_options, fresh_runs, gate_metric
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare import parts as mp
+from perflab.compare import pilot
 from perflab.compare import precision as pp
 from perflab.compare.calibrate import signature
+from perflab.compare.gate import metric_value
 from perflab.errors import PerflabError
 from perflab.files import home_dir
 from perflab.prepare import prepare
-from perflab.run.measure import validate
+from perflab.run.measure import measure, validate
+from perflab.spec import RunSpec
 
 
 @main.command()
 @run_options
 @decision_options
-@click.option("--runs", type=int, default=8, show_default=True, help="Fresh runs (A/A).")
+@click.option(
+    "--runs",
+    type=int,
+    default=8,
+    show_default=True,
+    help="Fresh runs (A/A); with --windows, A/A pairs per window.",
+)
 @click.option(
     "--splits",
     type=int,
@@ -33,10 +43,16 @@ from perflab.run.measure import validate
     show_default=True,
     help="Sub-batches each run's counted window is split into (for the within-run noise).",
 )
+@click.option(
+    "--windows",
+    help="Pilot windows, e.g. 500,8000: --runs A/A pairs at each (interleaved), and the parts "
+    "fitted as var = σ_b² + σ_w²/n, which sees noise at every time scale (recommended).",
+)
 @json_option
 def precision(
     runs: int,
     splits: int,
+    windows: str | None,
     threshold: float,
     alpha: float,
     by_metric: str | None,
@@ -45,27 +61,74 @@ def precision(
 ) -> None:
     """Measure this machine's variance parts for a benchmark — the fixed seconds per run S,
     seconds per task c, the between-run and the within-window variance (with 95 %
-    intervals) — and store them for `compare --precision`. Give --tasks for the window
-    (default 2,000 tasks)."""
+    intervals) — and store them for `compare --precision`. With --windows 500,8000 they are
+    fitted from A/A pairs at each window (recommended); else from --runs runs of one window
+    (--tasks, default 2,000) split into --splits sub-batches."""
     metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, by_metric)
-    if splits < 2 or runs < mp.MIN_RUNS:
-        raise PerflabError(f"--splits must be at least 2 and --runs at least {mp.MIN_RUNS}")
-    spec = base_spec(o)
-    if spec.command is not None:
-        raise PerflabError("precision measures engine targets (a command has no window)")
-    tasks = spec.tasks or 2000
-    spec = dataclasses.replace(spec, tasks=tasks, time_s=None, window_splits=splits)
-    validate(spec)
-    prepared = prepare(spec)  # once, for every run
-    spec = prepared.spec
-    got = fresh_runs(prepared, runs, lambda rec: mp.from_record(rec.to_dict(), metric), as_json)
-    measured = mp.estimate(got)
+    if windows is not None:
+        measured, spec = _pilots(base_spec(o), _windows(windows), runs, metric, as_json)
+    else:
+        measured, spec = _splits(base_spec(o), splits, runs, metric, as_json)
     path = mp.save(measured, signature(spec, metric), home_dir())
     if as_json:
         click.echo(json.dumps(measured.to_dict()))
         return
     click.echo(describe(measured, alpha))
     click.echo(f"stored in {path}")
+
+
+def _windows(text: str) -> list[int]:
+    try:
+        got = sorted({int(x.replace("_", "")) for x in text.split(",") if x.strip()})
+    except ValueError:
+        got = []
+    if len(got) < 2 or got[0] < 1:
+        raise PerflabError(f"--windows: {text!r} is not two or more window sizes such as 500,8000")
+    return got
+
+
+def _pilots(
+    spec: RunSpec, windows: list[int], pairs: int, metric: str, quiet: bool
+) -> tuple[mp.Measured, RunSpec]:
+    """A/A pairs at each window, interleaved, fitted by ``compare.pilot.estimate``."""
+    if pairs < pilot.MIN_PAIRS:
+        raise PerflabError(f"--runs (A/A pairs per window) must be at least {pilot.MIN_PAIRS}")
+    if spec.command is not None:
+        raise PerflabError("precision measures engine targets (a command has no window)")
+    sized = [dataclasses.replace(spec, tasks=n, time_s=None) for n in windows]
+    for one in sized:
+        validate(one)
+    ready = [prepare(one) for one in sized]  # once per window, for every pair
+    got: list[pilot.PilotRun] = []
+    for i in range(pairs):
+        for n, ready_n in zip(windows, ready, strict=True):
+            for _ in range(2):
+                if not quiet:
+                    err_console.print(f"[dim]pair {i + 1}/{pairs} of {n:,} tasks …[/dim]")
+                rec = measure(ready_n)
+                value = metric_value(rec, metric) if rec.status == "ok" else None
+                ph = rec.measurement.get("phases") or {}
+                if value is None or not ph.get("total"):
+                    click.echo(f"perflab: run {rec.run_id} {rec.status}: {rec.error}", err=True)
+                    sys.exit(1)
+                got.append(pilot.PilotRun(n, float(value), float(ph["total"])))
+    return mp.from_pilot(pilot.estimate(got), len(got)), ready[-1].spec
+
+
+def _splits(
+    spec: RunSpec, splits: int, runs: int, metric: str, quiet: bool
+) -> tuple[mp.Measured, RunSpec]:
+    """Fresh runs of one window split into sub-batches (``parts.estimate``)."""
+    if splits < 2 or runs < mp.MIN_RUNS:
+        raise PerflabError(f"--splits must be at least 2 and --runs at least {mp.MIN_RUNS}")
+    if spec.command is not None:
+        raise PerflabError("precision measures engine targets (a command has no window)")
+    tasks = spec.tasks or 2000
+    spec = dataclasses.replace(spec, tasks=tasks, time_s=None, window_splits=splits)
+    validate(spec)
+    prepared = prepare(spec)  # once, for every run
+    got = fresh_runs(prepared, runs, lambda rec: mp.from_record(rec.to_dict(), metric), quiet)
+    return mp.estimate(got), prepared.spec
 
 
 def describe(m: mp.Measured, alpha: float) -> str:
@@ -81,8 +144,15 @@ def describe(m: mp.Measured, alpha: float) -> str:
         f"(95% CI {_sd(m.within_ci[0]):.2f}–{_sd(m.within_ci[1]):.2f})",
         f"best window n* ≈ {p.n_star():,.0f} tasks; plans at alpha {alpha}:",
     ]
+    if m.windows:
+        lines[-1] = (
+            f"fitted from A/A pairs at {', '.join(f'{w:,}' for w in m.windows)} tasks; "
+            f"best window n* ≈ {p.n_star():,.0f}, picked {m.window or 0:,} tasks; "
+            f"plans at alpha {alpha}:"
+        )
     for target in (0.02, 0.03, 0.05, 0.1):
-        lines.append(f"  ±{target:.0%}: {pp.plan(p, target, pp.planned_level(alpha)).line()}")
+        pl = pp.plan(p, target, pp.planned_level(alpha), m.bounds())
+        lines.append(f"  ±{target:.0%}: {pl.line()}")
     return "\n".join(lines)
 
 

@@ -21,7 +21,8 @@ import numpy as np
 
 from perflab.analysis.stats import chi2_ppf, mean_ci, percentile_ci
 from perflab.compare.calibrate import signature_key
-from perflab.compare.precision import Parts
+from perflab.compare.pilot import Fitted, trusted
+from perflab.compare.precision import WINDOW_BOUNDS, Parts
 from perflab.errors import PerflabError
 from perflab.files import read_keyed, write_keyed
 
@@ -61,6 +62,16 @@ class Measured:
     key: str = ""
     signature: dict[str, Any] = field(default_factory=dict)
     measured_at: str = ""
+    #: Pilot windows the parts were fitted from (``compare.pilot``; empty: sub-batch ANOVA),
+    #: and the window they picked.
+    windows: tuple[int, ...] = ()
+    window: int | None = None
+
+    def bounds(self) -> tuple[int, int]:
+        """The windows a plan may choose from: near the pilots' when there were pilots."""
+        if not self.windows:
+            return WINDOW_BOUNDS
+        return trusted(self.windows)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -71,8 +82,8 @@ class Measured:
     def from_dict(cls, d: dict[str, Any]) -> Measured:
         d = dict(d)
         d["parts"] = Parts(**d["parts"])
-        for k in ("fixed_ci", "task_ci", "between_ci", "within_ci"):
-            d[k] = tuple(d[k])
+        for k in ("fixed_ci", "task_ci", "between_ci", "within_ci", "windows"):
+            d[k] = tuple(d.get(k, ()))
         return cls(**d)
 
 
@@ -134,6 +145,12 @@ def estimate(runs: list[RunParts], seed: int = 0, boot: int = BOOTSTRAP) -> Meas
         percentile_ci(resampled) if resampled else (math.nan, math.nan),
         within_ci,
     )
+
+
+def from_pilot(fit: Fitted, runs: int) -> Measured:
+    """The stored form of parts fitted from pilots at several windows."""
+    return Measured(fit.parts, runs, 1, 0.0, fit.fixed_ci, fit.task_ci, fit.between_ci,
+                    fit.within_ci, windows=fit.windows, window=fit.window)  # fmt: skip
 
 
 def _t_ci(x: np.ndarray) -> tuple[float, float]:

@@ -41,13 +41,14 @@ def precise_compare(
     ``max_time_s`` is bad input: nothing runs."""
     alpha, threshold = o["alpha"], o["threshold"]
     found, pl = plan_or_refuse(a, metric, target, max_time_s, alpha)
-    if o.get("say"):
-        o["say"](f"plan: {pl.line()}")
     for side in (a, b):
         side.spec = dataclasses.replace(side.spec, tasks=pl.tasks, time_s=None)
     run_s = found.parts.run_s(pl.tasks)
     k_max = max(pl.pairs, min(pp.most_pairs(pl.pairs), int(max_time_s // (2 * run_s))))
     levels = pp.precision_looks(o["min_runs"], pl.pairs, k_max, alpha)
+    pl = pp.expect(pl, found.parts, list(levels), max(2, pl.pairs // 2))
+    if o.get("say"):
+        o["say"](f"plan: {pl.line()}")
     cmp = Comparison(a, b, metric, None, [], o["min_runs"], k_max, f"precision ±{target:.1%}",
                      same_spec(a.spec, b.spec), alpha)  # fmt: skip
     t0 = time.monotonic()
@@ -87,7 +88,7 @@ def plan_or_refuse(
             f"no measured variance parts for this benchmark and {metric}: "
             "run `perflab precision` with the same options first"
         )
-    pl = pp.plan(found.parts, target, pp.planned_level(alpha))
+    pl = pp.plan(found.parts, target, pp.planned_level(alpha), found.bounds())
     if pl.wall_s > max_time_s:
         raise PerflabError(
             f"±{pp.pct(target)} would take ~{pp.duration(pl.wall_s)} here ({pl.line()}), "
@@ -100,8 +101,8 @@ def reached(pl: pp.Plan, hw: float, wall_s: float, stopped: str) -> dict[str, An
     """What a planned comparison reached against its plan: "precision per hour"."""
     per_hour = hw * math.sqrt(wall_s / 3600) if math.isfinite(hw) else None
     line = (
-        f"{stopped}: CI ±{pp.pct(hw)} reached (planned ±{pp.pct(pl.half_width)}, target "
-        f"±{pp.pct(pl.target)}) in {pp.duration(wall_s)} (planned ~{pp.duration(pl.wall_s)})"
+        f"{stopped}: CI ±{pp.pct(hw)} reached (planned ±{pp.pct(pl.width)}, target "
+        f"±{pp.pct(pl.target)}) in {pp.duration(wall_s)} (planned ~{pp.duration(pl.wall)})"
     )
     if per_hour is not None:
         line += f"; at this rate an hour gives ±{pp.pct(per_hour)}, 4× the time halves it"
@@ -109,9 +110,9 @@ def reached(pl: pp.Plan, hw: float, wall_s: float, stopped: str) -> dict[str, An
         "plan": pl.to_dict(),
         "target": pl.target,
         "half_width": hw if math.isfinite(hw) else None,
-        "planned_half_width": pl.half_width,
+        "planned_half_width": pl.width,
         "wall_s": wall_s,
-        "planned_wall_s": pl.wall_s,
+        "planned_wall_s": pl.wall,
         "stopped": stopped,
         "half_width_per_hour": per_hour,
         "line": line,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -73,15 +73,30 @@ class Plan:
     target: float
     confidence: float
     n_star: float
+    #: What the sequence is expected to spend and reach with its looks and stopping rule
+    #: (``expect``): the mean wall time and the median half-width at the stop. None: the
+    #: planned look's own figures stand.
+    expected_wall_s: float | None = None
+    expected_half_width: float | None = None
 
     @property
     def reachable(self) -> bool:
         return math.isfinite(self.wall_s)
 
+    @property
+    def wall(self) -> float:
+        """The wall time to expect: the sequence's when known, else the planned look's."""
+        return self.wall_s if self.expected_wall_s is None else self.expected_wall_s
+
+    @property
+    def width(self) -> float:
+        """The half-width to expect: the sequence's when known, else the planned look's."""
+        return self.half_width if self.expected_half_width is None else self.expected_half_width
+
     def line(self) -> str:
         return (
-            f"{self.pairs} + {self.pairs} runs of {self.tasks:,} tasks, ~{duration(self.wall_s)}, "
-            f"expected CI ±{pct(self.half_width)} ({self.confidence:.1%})"
+            f"{self.pairs} + {self.pairs} runs of {self.tasks:,} tasks, ~{duration(self.wall)}, "
+            f"expected CI ±{pct(self.width)} ({self.confidence:.1%})"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -203,6 +218,37 @@ def plan(
     cost, k, n = best
     hw = half_width(2 * parts.var_run(n), k, level)
     return Plan(n, k, cost, math.expm1(hw), target, 1 - level, parts.n_star())
+
+
+def expect(
+    pl: Plan,
+    parts: Parts,
+    looks: list[int],
+    precision_from: int,
+    sims: int = 4000,
+    seed: int = 0,
+) -> Plan:
+    """``pl`` with what its sequence is expected to spend and reach: A/A pairs drawn with the
+    parts' variance, stopped as ``run_planned`` stops on precision (at the first of ``looks``
+    from ``precision_from`` pairs whose t interval is within the target, else at the last).
+    The planned look alone is a poor guide with few pairs: its spread has few degrees of
+    freedom, so about half the sequences run past it and end narrower than planned."""
+    var_pair = 2 * parts.var_run(pl.tasks)
+    k_max = max(looks)
+    rng = np.random.default_rng(seed)
+    d = rng.standard_normal((sims, k_max)) * math.sqrt(max(var_pair, 0.0))
+    h = log_half(pl.target)
+    level = 1 - pl.confidence
+    stop = np.full(sims, k_max)
+    width = np.full(sims, np.nan)
+    for k in sorted(looks):
+        if k < 2:
+            continue
+        hw = t_quantile(level, k - 1) * d[:, :k].std(axis=1, ddof=1) / math.sqrt(k)
+        now = np.isnan(width) & (((hw <= h) & (k >= precision_from)) | (k == k_max))
+        stop[now], width[now] = k, hw[now]
+    wall = 2 * float(stop.mean()) * parts.run_s(pl.tasks)
+    return replace(pl, expected_wall_s=wall, expected_half_width=math.expm1(np.median(width)))
 
 
 def most_pairs(k_plan: int, overrun: float = OVERRUN) -> int:

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from perflab.compare import parts as measured_parts
+from perflab.compare import pilot
 from perflab.compare.precision import (
     OVERRUN,
     Parts,
     Plan,
+    expect,
     most_pairs,
     plan,
     planned_level,
@@ -98,6 +100,36 @@ def planned(
         threshold,
         precision_from=max(2, pl.pairs // 2),
     )
+    return Outcome(pl, r.half_width, m.wall_s, len(r.a), r.decision.verdict, r.stopped)
+
+
+def pilot_planned(
+    truth: Parts,
+    target: float,
+    alpha: float,
+    seed: int,
+    pairs: int = 8,
+    windows: tuple[int, ...] = (500, 8000),
+    threshold: float = 0.05,
+) -> Outcome:
+    """Fit the parts from ``pairs`` A/A pilot pairs at each of ``windows``
+    (``compare.pilot``), plan for ±``target`` within the pilots' trusted windows, then run
+    the planned A/A comparison: what ``perflab precision --windows`` and
+    ``compare --precision`` do."""
+    m = Machine(truth, seed)
+    runs = []
+    for _ in range(pairs):
+        for n in windows:
+            for _ in range(2):
+                before = m.wall_s
+                runs.append(pilot.PilotRun(n, m.run(n), m.wall_s - before))
+    fit = pilot.estimate(runs, seed=seed, boot=100)
+    pl = plan(fit.parts, target, planned_level(alpha), pilot.trusted(fit.windows))
+    levels = precision_looks(4, pl.pairs, most_pairs(pl.pairs), alpha)
+    pl = expect(pl, fit.parts, list(levels), max(2, pl.pairs // 2), seed=seed)
+    m.wall_s, m.runs = 0.0, 0
+    r = run_planned(m.side(pl.tasks), m.side(pl.tasks), target, levels, planned_level(alpha),
+                    threshold, precision_from=max(2, pl.pairs // 2))  # fmt: skip
     return Outcome(pl, r.half_width, m.wall_s, len(r.a), r.decision.verdict, r.stopped)
 
 
