@@ -517,7 +517,7 @@ def test_a_tune_over_two_nodes_then_the_command_sigtermed_leaves_nothing(tmp_pat
         proc = _perflab(tmp_path, env, "tune", "t", "--command", "./score.sh", "--factors",
                         "a,b", "--budget", "26", "--pairs", "3", "--search", "staged",
                         "--runner", "parsl", "--runner-config", "slurm.py",
-                        "--store", str(tmp_path / "s.db"), "--json")  # fmt: skip
+                        "--store", str(tmp_path / "s.db"), "--json", timeout=900)  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-2000:]
         result = json.loads(proc.stdout.strip().splitlines()[-1])
         store = Store(tmp_path / "s.db")
