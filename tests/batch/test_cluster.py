@@ -162,6 +162,10 @@ def work(tmp_path: Path, cluster: SlurmCluster) -> Iterator[Path]:
         if driver.poll() is None:
             driver.terminate()
             driver.wait(timeout=60)
+    # a test that failed may leave jobs holding nodes: the next test needs them all
+    if cluster.jobs():
+        cluster.run("scancel", *cluster.jobs(), check=False)
+        _wait_for(lambda: cluster.jobs() == [], timeout=60)
 
 
 def _env(work: Path, conf: dict[str, str]) -> dict[str, str]:
@@ -202,7 +206,7 @@ def _seqs(db: Path, name: str) -> list[int]:
     return sorted(r[0] for r in rows)
 
 
-def _wait_for(what: object, timeout: float = 120) -> None:
+def _wait_for(what: object, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while not what():  # type: ignore[operator]
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
