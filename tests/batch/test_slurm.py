@@ -225,7 +225,7 @@ def test_a_cancelled_job_fails_its_runs_with_slurms_reason(
         time.sleep(0.2)
     assert len(states) == 2 and set(states) == {"R"}, f"the jobs never ran together: {states}"
     cluster.run("scancel", "--partition", cluster.partition)
-    out, err = driver.communicate(timeout=120)
+    out, err = driver.communicate(timeout=600)
     assert driver.returncode == 1, err[-2000:]  # failed runs: exit 1, as on one machine
     counts = json.loads(out.strip().splitlines()[-1])
     assert counts["done"] == 12 and counts["failed"] >= 1
