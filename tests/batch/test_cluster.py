@@ -351,11 +351,11 @@ def test_a_sigkilled_driver_is_resumed_without_a_lost_or_duplicate_run(
     work: Path, cluster: SlurmCluster
 ) -> None:
     env = _env(work, cluster.env())
-    _create(work, env, "d", "sleep 0.5; ./score.sh", reps=1)
+    _create(work, env, "d", "sleep 0.5; ./score.sh", reps=2)
     driver = _driver(work, env, "d")
     db = work / "s.db"
     _wait_for(lambda: len(_seqs(db, "d")) >= 1)
-    _hold(work)  # 4 runs in flight
+    _hold(work)  # 4 runs in flight (16 runs: some are left to hold)
     driver.send_signal(signal.SIGKILL)
     driver.wait()  # not communicate(): its orphaned interchange holds the pipes open
     for pipe in (driver.stdout, driver.stderr):
@@ -366,8 +366,8 @@ def test_a_sigkilled_driver_is_resumed_without_a_lost_or_duplicate_run(
     (work / "hold").unlink()
     resumed = _driver(work, env, "d")
     counts = _finish(resumed)
-    assert counts["ok"] == 8
-    _every_run_once(work, "d", 8, cluster.nodes)
+    assert counts["ok"] == 16
+    _every_run_once(work, "d", 16, cluster.nodes)
     for j in orphans:  # the resume cancelled them before measuring their runs again
         assert _state(cluster, j) == "CANCELLED"
     assert cluster.jobs() == []
