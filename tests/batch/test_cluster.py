@@ -379,8 +379,8 @@ def test_shared_nodes_are_warned_about_nobody_is_refused_and_the_controller_rest
     """Not exclusive: 4 one-CPU jobs pack 2 per node; analyze names runs that overlapped
     on one node. Meanwhile the interchange listens on the bridge only, and uid nobody's
     pickle sent to it runs nowhere (encrypted, as on one machine). And slurmctld, stopped for
-    3 s while the runs in flight end and others start, then restarted, does not stop the
-    campaign: nothing lost, every run stored once."""
+    3 s with the held runs released meanwhile (the workers go on without it), then
+    restarted, does not stop the campaign: nothing lost, every run stored once."""
     write_config(work / "shared.py", cluster.addr, cluster.partition, NODES, exclusive=False)
     env = _env(work, cluster.env())
     _create(work, env, "s", "sleep 1; ./score.sh", reps=2)
