@@ -168,10 +168,12 @@ def analyze(
     """``perflab analyze``: the analysis of ``source`` (a campaign name in ``store``, or a
     dataset CSV). ``.to_json()`` is what ``--json`` prints."""
     from perflab.analysis import analyze as analyse
-    from perflab.campaign.source import load
+    from perflab.campaign.source import open_source
 
-    ds = load(source, None if store is None else str(store), metric)
-    return analyse(ds, without, from_set, to_set, order, seed)
+    src = open_source(source, None if store is None else str(store), metric)
+    a = analyse(src.dataset(metric), without, from_set, to_set, order, seed)
+    a.result["shared_hosts"] = src.shared_hosts  # runs that overlapped on one host
+    return a
 
 
 def report(
@@ -188,7 +190,8 @@ def report(
     from perflab.report.html import write_report
 
     src = open_source(source, None if store is None else str(store), metric)
-    return write_report(src.dataset(metric), src.runs, out_dir, source, without, before_after)
+    return write_report(src.dataset(metric), src.runs, out_dir, source, without, before_after,
+                        src.shared_hosts)  # fmt: skip
 
 
 #: The name this function had first (``perflab.report_on``).

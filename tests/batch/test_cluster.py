@@ -8,6 +8,7 @@ exactly once. And nothing of the cluster is left after it, nor after its command
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
@@ -25,6 +27,7 @@ import pytest
 
 from attacker import as_nobody, needs_root
 from conftest import ROOT
+from perflab.analysis import hostshare
 from perflab.batch import netns
 from perflab.batch.slurm import SlurmCluster, marked
 from perflab.campaign.store import Store
@@ -38,7 +41,14 @@ pytestmark = [
 
 NODES = 4
 
+#: The measured command's score. While the test holds the runs (file ``hold``), a run says
+#: on which node it waits (a file in ``held/``) and waits: a fault lands on runs in flight,
+#: and a revived node finds runs left.
 SCORE = """#!/bin/bash
+if [ -e {work}/hold ]; then
+  hostname > {work}/held/$$
+  while [ -e {work}/hold ]; do sleep 0.1; done
+fi
 t=",$PERFLAB_TREATMENTS,"; s=1000
 case $t in *,a,*) s=$((s-400));; esac
 case $t in *,b,*) s=$((s-300));; esac
@@ -68,12 +78,37 @@ config = Config(
 """
 
 
-def write_config(path: Path, cluster: SlurmCluster, blocks: int, exclusive: bool = True) -> Path:
+def write_config(path: Path, addr: str, partition: str, blocks: int,
+                 exclusive: bool = True) -> Path:  # fmt: skip
     path.write_text(CONFIG.format(
-        addr=cluster.addr, partition=cluster.partition, blocks=blocks, exclusive=exclusive,
+        addr=addr, partition=partition, blocks=blocks, exclusive=exclusive,
         bin=str(Path(sys.executable).parent), run_dir=str(path.parent / "runinfo"),
     ))  # fmt: skip
     return path
+
+
+def write_score(work: Path) -> None:
+    (work / "score.sh").write_text(SCORE.format(work=work))
+    (work / "score.sh").chmod(0o755)
+    (work / "held").mkdir()
+
+
+def _held(work: Path) -> list[str]:
+    """The nodes of the runs waiting on the hold."""
+    out = []
+    for f in (work / "held").iterdir():
+        with contextlib.suppress(OSError):
+            out += f.read_text().split()[:1]  # empty while the run writes it
+    return sorted(out)
+
+
+def _hold(work: Path, runs: int = NODES) -> list[str]:
+    """Hold the runs; return the nodes of the ``runs`` runs then waiting in flight."""
+    for f in (work / "held").iterdir():
+        f.unlink()
+    (work / "hold").touch()
+    _wait_for(lambda: len(_held(work)) >= runs)
+    return _held(work)
 
 
 def _leftovers(owner: int, root: str, daemons: list[int]) -> list[str]:
@@ -118,21 +153,25 @@ _DRIVERS: list[subprocess.Popen[str]] = []
 
 @pytest.fixture
 def work(tmp_path: Path, cluster: SlurmCluster) -> Iterator[Path]:
-    (tmp_path / "score.sh").write_text(SCORE)
-    (tmp_path / "score.sh").chmod(0o755)
-    write_config(tmp_path / "slurm.py", cluster, NODES)
+    write_score(tmp_path)
+    write_config(tmp_path / "slurm.py", cluster.addr, cluster.partition, NODES)
     yield tmp_path
+    (tmp_path / "hold").unlink(missing_ok=True)
     while _DRIVERS:
         driver = _DRIVERS.pop()
         if driver.poll() is None:
             driver.terminate()
             driver.wait(timeout=60)
+    # a test that failed may leave jobs holding nodes: the next test needs them all
+    if cluster.jobs():
+        cluster.run("scancel", *cluster.jobs(), check=False)
+        _wait_for(lambda: cluster.jobs() == [], timeout=60)
 
 
-def _env(work: Path, cluster: SlurmCluster) -> dict[str, str]:
+def _env(work: Path, conf: dict[str, str]) -> dict[str, str]:
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     return {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(work / ".perflab"),
-            "PATH": path, **cluster.env()}  # fmt: skip
+            "PATH": path, **conf}  # fmt: skip
 
 
 def _perflab(work: Path, env: dict[str, str], *args: str, timeout: float = 240) -> (
@@ -167,7 +206,7 @@ def _seqs(db: Path, name: str) -> list[int]:
     return sorted(r[0] for r in rows)
 
 
-def _wait_for(what: object, timeout: float = 120) -> None:
+def _wait_for(what: object, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while not what():  # type: ignore[operator]
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -180,98 +219,143 @@ def _running(cluster: SlurmCluster) -> dict[str, str]:
     return dict(line.split() for line in out if line.strip())
 
 
+def _state(cluster: SlurmCluster, job: str) -> str:
+    out = cluster.run("scontrol", "show", "job", "-o", job, check=False).stdout
+    found = re.search(r"JobState=(\S+)", out)
+    return found.group(1) if found else ""
+
+
 def _finish(driver: subprocess.Popen[str], timeout: float = 240) -> dict[str, int]:
     out, err = driver.communicate(timeout=timeout)
     assert driver.returncode == 0, err[-3000:]
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
-def _every_run_once(work: Path, name: str, planned: int, cluster: SlurmCluster) -> list:
+def _every_run_once(work: Path, name: str, planned: int, nodes: list[str]) -> list:
     assert _seqs(work / "s.db", name) == list(range(planned)), "each run stored once"
     records = Store(work / "s.db").records(name)
+    _where(records, nodes)
+    return records
+
+
+def _where(records: list, nodes: list[str]) -> None:
+    """Each record names its node, job and step, and the one kernel of all the nodes."""
     boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     for r in records:
         assert r.status == "ok", r.error
         batch, host = r.env["batch"], r.env["host"]
-        assert batch["node"] in cluster.nodes and batch["job_id"].isdigit()
+        assert batch["node"] in nodes and batch["job_id"].isdigit()
         assert batch["step_id"] == "0" and host["hostname"] == batch["node"]
         assert host["boot_id"] == boot  # namespaces: one kernel, whatever the hostname
-    return records
+        assert host["netns"].startswith("net:[")  # but a network of its own per node
 
 
 def _lost(work: Path, name: str) -> list[tuple[int, str]]:
     return [(r["seq"], r["cause"]) for r in Store(work / "s.db").unmeasured(name)]
 
 
-def test_a_node_killed_mid_campaign_loses_runs_that_are_measured_elsewhere(
+def _shared_hosts(work: Path, env: dict[str, str], name: str) -> tuple[dict, str]:
+    """analyze's shared_hosts JSON for campaign ``name``, and what it printed on stderr."""
+    proc = _perflab(work, env, "analyze", name, "--store", str(work / "s.db"), "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)["shared_hosts"], proc.stderr
+
+
+def test_a_node_killed_mid_campaign_loses_runs_that_are_measured_elsewhere_and_comes_back(
     work: Path, cluster: SlurmCluster
 ) -> None:
-    """40 runs over 4 exclusive nodes; node killed (slurmd and all in its namespace) once
+    """40 runs over 4 exclusive nodes; a node killed (slurmd and all in its namespace) once
     10 runs are stored: its run is stored apart with Slurm's NODE_FAIL and measured again
-    on another node; every run stored once; the node, back, takes jobs again."""
-    env = _env(work, cluster)
-    _create(work, env, "k", "sleep 1; ./score.sh", reps=5)
+    in another job; every run stored once. The node, restarted while runs are left, is
+    given a new block and measures runs of the same campaign again. No warning of a shared
+    host: each run had its node to itself."""
+    env = _env(work, cluster.env())
+    _create(work, env, "k", "sleep 0.5; ./score.sh", reps=5)
     began = time.monotonic()
     driver = _driver(work, env, "k")
     _wait_for(lambda: len(_seqs(work / "s.db", "k")) >= 10)
-    victim = sorted(_running(cluster).values())[-1]
+    victim = _hold(work)[-1]  # 4 runs in flight, held: runs are left for the node's return
+    jobs = _running(cluster)
     killed = cluster.kill_node(victim)
+    for f in (work / "held").iterdir():  # its held run died without saying so
+        if f.read_text().split()[:1] == [victim]:
+            f.unlink()
     at = len(_seqs(work / "s.db", "k"))
+    (dead,) = [j for j, n in jobs.items() if n == victim]
+    _wait_for(lambda: _state(cluster, dead) == "NODE_FAIL", timeout=60)
+    # the runner asks for a block in its place; it waits for a node
+    _wait_for(lambda: cluster.run("squeue", "-h", "-t", "PD", "-o", "%i").stdout.strip(), 30)
+    cluster.start_node(victim)
+    revived = datetime.now(UTC).isoformat()
+    # its new block's worker takes a run (the other nodes' are held): the node is used again
+    _wait_for(lambda: victim in _held(work), timeout=120)
+    (work / "hold").unlink()
     counts = _finish(driver)
     took = time.monotonic() - began
     assert counts["ok"] == 40
-    records = _every_run_once(work, "k", 40, cluster)
+    records = _every_run_once(work, "k", 40, cluster.nodes)
     lost = _lost(work, "k")
     assert lost, "the killed node's run was lost"
     final = {s: r for s, r in Store(work / "s.db").records_by_seq("k")}
     for seq, cause in lost:
         assert f"on {victim} " in cause or victim in cause, cause
         assert "NODE_FAIL" in cause, cause
-        assert final[seq].env["batch"]["node"] != victim
-    after = [r for r in records if r.started_at > max(r2.started_at for r2 in records[:at])]
+        # measured again in another job: on another node, or on this one back in a new block
+        assert final[seq].env["batch"]["job_id"] != dead
+    back = [r for r in records if r.env["batch"]["node"] == victim and r.started_at > revived]
     print(f"\nnode {victim} killed ({len(killed)} processes) after {at} runs; campaign of 40 "
           f"in {took:.1f} s; lost and rerun: " + "; ".join(
               f"seq {s} -> rerun on {final[s].env['batch']['node']} job "
-              f"{final[s].env['batch']['job_id']} ({c[:160]})" for s, c in lost))  # fmt: skip
-    assert after
-    # back: the node registers again and takes a job
-    cluster.start_node(victim)
-    out = cluster.run("sbatch", "-w", victim, "-o", "/dev/null", "--wait", "--wrap", "true")
-    assert out.returncode == 0
-    # exclusive nodes: no two runs overlapped on one node (they did on one host: namespaces)
-    proc = _perflab(work, env, "analyze", "k", "--store", str(work / "s.db"), "--json")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "different nodes of one machine" in proc.stderr
-    assert "same node" not in proc.stderr
+              f"{final[s].env['batch']['job_id']} ({c[:160]})" for s, c in lost)
+          + f"; {len(back)} runs on {victim} after its return, in job "
+          f"{sorted({r.env['batch']['job_id'] for r in back})}")  # fmt: skip
+    assert back, "the revived node measured runs of the campaign"
+    assert {r.env["batch"]["job_id"] for r in back}.isdisjoint(jobs), "in a new block"
+    # exclusive nodes: no two runs overlapped on one node; the nodes' networks are their own
+    shared, said = _shared_hosts(work, env, "k")
+    assert shared["pairs"] == [] and shared["warning"] is None and "warning" not in said
+    assert shared["judged"] == 40 and shared["namespace_pairs"] > 0
     assert cluster.jobs() == []
 
 
-def test_a_cancelled_job_loses_its_run_which_is_measured_elsewhere(
+def test_a_cancelled_and_a_preempted_job_lose_their_runs_which_are_measured_elsewhere(
     work: Path, cluster: SlurmCluster
 ) -> None:
-    env = _env(work, cluster)
-    _create(work, env, "x", "sleep 1; ./score.sh", reps=1)
+    """With 4 runs in flight, one job is cancelled (scancel) and another preempted (a job of
+    the urgent partition takes its node; PreemptMode=CANCEL): each run lost is stored apart
+    with Slurm's words and measured again; every run stored once."""
+    env = _env(work, cluster.env())
+    _create(work, env, "x", "sleep 0.5; ./score.sh", reps=1)
     driver = _driver(work, env, "x")
-    _wait_for(lambda: len(_seqs(work / "s.db", "x")) >= 2 and len(_running(cluster)) == NODES)
-    job = sorted(_running(cluster))[0]
-    cluster.run("scancel", job)
+    nodes = _hold(work)  # a run in flight on each node
+    on = {n: j for j, n in _running(cluster).items()}
+    (cancelled, preempted), node = (on[nodes[0]], on[nodes[1]]), nodes[1]
+    cluster.run("scancel", cancelled)
+    urgent = cluster.run("sbatch", "-p", cluster.urgent, "-w", node, "--exclusive", "-o",
+                         "/dev/null", "--wrap", "sleep 2").stdout.split()[-1]  # fmt: skip
+    _wait_for(lambda: _state(cluster, preempted) == "PREEMPTED", timeout=60)
+    (work / "hold").unlink()
     counts = _finish(driver)
     assert counts["ok"] == 8
-    _every_run_once(work, "x", 8, cluster)
+    _every_run_once(work, "x", 8, cluster.nodes)
     lost = _lost(work, "x")
-    print(f"\njob {job} cancelled; lost and rerun: {lost}")
-    assert lost and all("CANCELLED" in c and f"job {job}" in c for _, c in lost), lost
-    assert cluster.jobs() == []
+    print(f"\njob {cancelled} cancelled, job {preempted} preempted on {node} by {urgent}; "
+          f"lost and rerun: {lost}")  # fmt: skip
+    assert len(lost) == 2, lost
+    assert any("CANCELLED" in c and f"job {cancelled} " in c for _, c in lost), lost
+    assert any("PREEMPTED" in c and f"job {preempted} " in c for _, c in lost), lost
+    _wait_for(lambda: cluster.jobs() == [], timeout=30)  # the urgent job ends by itself
 
 
 def test_a_sigkilled_driver_is_resumed_without_a_lost_or_duplicate_run(
     work: Path, cluster: SlurmCluster
 ) -> None:
-    env = _env(work, cluster)
-    _create(work, env, "d", "sleep 2; ./score.sh", reps=1)
+    env = _env(work, cluster.env())
+    _create(work, env, "d", "sleep 0.5; ./score.sh", reps=2)
     driver = _driver(work, env, "d")
     db = work / "s.db"
-    _wait_for(lambda: len(_seqs(db, "d")) >= 1 and len(_running(cluster)) == NODES)
+    _wait_for(lambda: len(_seqs(db, "d")) >= 1)
+    _hold(work)  # 4 runs in flight (16 runs: some are left to hold)
     driver.send_signal(signal.SIGKILL)
     driver.wait()  # not communicate(): its orphaned interchange holds the pipes open
     for pipe in (driver.stdout, driver.stderr):
@@ -279,45 +363,30 @@ def test_a_sigkilled_driver_is_resumed_without_a_lost_or_duplicate_run(
         pipe.close()
     orphans = cluster.jobs()
     assert len(orphans) == NODES, "4 runs in flight in the dead driver's jobs"
+    (work / "hold").unlink()
     resumed = _driver(work, env, "d")
     counts = _finish(resumed)
-    assert counts["ok"] == 8
-    _every_run_once(work, "d", 8, cluster)
+    assert counts["ok"] == 16
+    _every_run_once(work, "d", 16, cluster.nodes)
     for j in orphans:  # the resume cancelled them before measuring their runs again
-        state = cluster.run("scontrol", "show", "job", "-o", j).stdout
-        assert "JobState=CANCELLED" in state, state
+        assert _state(cluster, j) == "CANCELLED"
     assert cluster.jobs() == []
 
 
-def test_a_controller_restarted_mid_campaign_does_not_stop_it(
-    work: Path, cluster: SlurmCluster
-) -> None:
-    env = _env(work, cluster)
-    _create(work, env, "r", "sleep 1; ./score.sh", reps=1)
-    driver = _driver(work, env, "r")
-    _wait_for(lambda: len(_seqs(work / "s.db", "r")) >= 1)
-    cluster.stop_controller()
-    time.sleep(5)
-    cluster.start_controller()
-    counts = _finish(driver)
-    assert counts["ok"] == 8
-    _every_run_once(work, "r", 8, cluster)
-    assert _lost(work, "r") == []
-    assert cluster.jobs() == []
-
-
-def test_shared_nodes_are_warned_about_and_the_interchange_refuses_nobody(
+def test_shared_nodes_are_warned_about_nobody_is_refused_and_the_controller_restarted(
     work: Path, cluster: SlurmCluster
 ) -> None:
     """Not exclusive: 4 one-CPU jobs pack 2 per node; analyze names runs that overlapped
     on one node. Meanwhile the interchange listens on the bridge only, and uid nobody's
-    pickle sent to it runs nowhere (encrypted, as on one machine)."""
-    write_config(work / "shared.py", cluster, NODES, exclusive=False)
-    env = _env(work, cluster)
-    _create(work, env, "s", "sleep 1; ./score.sh", reps=1)
+    pickle sent to it runs nowhere (encrypted, as on one machine). And slurmctld, stopped for
+    3 s with the held runs released meanwhile (the workers go on without it), then
+    restarted, does not stop the campaign: nothing lost, every run stored once."""
+    write_config(work / "shared.py", cluster.addr, cluster.partition, NODES, exclusive=False)
+    env = _env(work, cluster.env())
+    _create(work, env, "s", "sleep 1; ./score.sh", reps=2)
     driver = _driver(work, env, "s", "shared.py")
-    _wait_for(lambda: len(_running(cluster)) == NODES)
-    assert len(set(_running(cluster).values())) < NODES, "jobs share nodes"
+    held = _hold(work)  # 4 runs in flight
+    assert len(set(held)) < NODES and len(set(_running(cluster).values())) < NODES, held
     # the driver's own channels to its interchange are on loopback; the workers' on the bridge
     socks = [s for s in _listening() if s[2] == driver.pid or s[2] in _tree(driver.pid)]
     socks = [s for s in socks if s[0] != "127.0.0.1"]
@@ -327,12 +396,21 @@ def test_shared_nodes_are_warned_about_and_the_interchange_refuses_nobody(
         f"PROOF={str(proof)!r}\nPORTS={[s[1] for s in socks]!r}\nADDR={cluster.addr!r}\n" + ATTACK,
         preimport=("zmq", "pickle", "time"),
     )
+    cluster.stop_controller()
+    (work / "hold").unlink()
+    time.sleep(3)
+    during = len(_seqs(work / "s.db", "s"))
+    cluster.start_controller()
     _finish(driver)
     assert not proof.exists(), "uid nobody's pickle ran"
-    _every_run_once(work, "s", 8, cluster)
-    proc = _perflab(work, env, "analyze", "s", "--store", str(work / "s.db"), "--json")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "on the same node (exclusive nodes not honoured)" in proc.stderr, proc.stderr
+    _every_run_once(work, "s", 16, cluster.nodes)
+    assert _lost(work, "s") == []
+    print(f"\n{during} of 16 runs stored by the end of the controller's 3 s away")
+    shared, said = _shared_hosts(work, env, "s")
+    assert "on the same node (exclusive nodes not honoured)" in said, said
+    assert shared["pairs"] and {p["kind"] for p in shared["pairs"]} == {"same_node"}
+    assert all(p["nodes"][0] == p["nodes"][1] for p in shared["pairs"]), shared
+    assert shared["warning"] in said
     assert cluster.jobs() == []
 
 
@@ -402,24 +480,79 @@ report(codes=[r.returncode for r in runs], said=[r.stderr[-200:] for r in runs])
     assert cluster.jobs() == []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
-def test_the_killed_cluster_command_leaves_nothing(sig: signal.Signals) -> None:
-    """scripts/slurm --nodes 2 SIGTERMed stops everything itself; SIGKILLed, its daemons,
-    namespaces, veths and bridge outlive it, named after its PID, and ``--cleanup`` removes
-    every one of them."""
-    cmd = [str(ROOT / "scripts" / "slurm"), "--nodes", "2"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHON": sys.executable}
-    owner = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
-    assert owner.stdout is not None
-    conf = owner.stdout.readline().strip().split("=", 1)[1]
-    assert "# throwaway Slurm" in owner.stdout.readline()
-    root = str(Path(conf).parent)
-    daemons = [p.pid for p in marked(root) if p.name() in ("slurmctld", "slurmd", "munged")]
-    assert len(daemons) == 4 and all(netns.owned(owner.pid))
-    owner.send_signal(sig)
-    owner.wait(timeout=60)
-    if sig == signal.SIGKILL:
-        assert _leftovers(owner.pid, root, daemons), "nothing could stop them"
-        clean = subprocess.run([cmd[0], "--cleanup"], env=env, capture_output=True, timeout=120)
+class _Command:
+    """``scripts/slurm --nodes 2`` running: its owner's PID, what it printed, its files."""
+
+    def __init__(self) -> None:
+        cmd = [str(ROOT / "scripts" / "slurm"), "--nodes", "2"]
+        self.env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHON": sys.executable}
+        self.proc = subprocess.Popen(cmd, env=self.env, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        self.conf = self.proc.stdout.readline().strip().split("=", 1)[1]
+        said = self.proc.stdout.readline()
+        assert "# throwaway Slurm" in said, said
+        found = re.search(r"controller (\S+):\d+", said)
+        assert found, said
+        self.addr, self.root = found.group(1), str(Path(self.conf).parent)
+        self.daemons = [p.pid for p in marked(self.root)
+                        if p.name() in ("slurmctld", "slurmd", "munged")]  # fmt: skip
+        assert len(self.daemons) == 4 and all(netns.owned(self.proc.pid))
+
+    def left(self) -> list[str]:
+        return _leftovers(self.proc.pid, self.root, self.daemons)
+
+    def kill(self, sig: signal.Signals) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        self.proc.wait(timeout=60)
+
+    def cleanup(self) -> None:
+        clean = subprocess.run([str(ROOT / "scripts" / "slurm"), "--cleanup"], env=self.env,
+                               capture_output=True, timeout=120)  # fmt: skip
         assert clean.returncode == 0, clean.stderr
-    assert _leftovers(owner.pid, root, daemons) == []
+
+
+def test_a_tune_over_two_nodes_then_the_command_sigtermed_leaves_nothing(tmp_path: Path) -> None:
+    """``scripts/slurm --nodes 2``, and in another process ``perflab tune --runner parsl``
+    over its 2 nodes (one exclusive node per measurement): every record names its node, job
+    and step, both nodes measured, no two runs on one node at once. The command SIGTERMed
+    then stops everything itself."""
+    command = _Command()
+    try:
+        write_score(tmp_path)
+        write_config(tmp_path / "slurm.py", command.addr, "perflab", 2)
+        env = _env(tmp_path, {"SLURM_CONF": command.conf})
+        proc = _perflab(tmp_path, env, "tune", "t", "--command", "./score.sh", "--factors",
+                        "a,b", "--budget", "26", "--pairs", "3", "--search", "staged",
+                        "--runner", "parsl", "--runner-config", "slurm.py",
+                        "--store", str(tmp_path / "s.db"), "--json", timeout=900)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        store = Store(tmp_path / "s.db")
+        stages = [n for n in store.campaign_names() if n.startswith("t.")]
+        records = [r for n in stages for r in store.records(n)]
+        # the tune spends at most its budget and finds the two factors that help
+        assert len(records) == result["runs"] <= 26 and set(result["best_set"]) == {"a", "b"}
+        assert {r.env["runner"]["provider"] for r in records} == {"SlurmProvider"}
+        _where(records, ["node1", "node2"])
+        assert {r.env["batch"]["node"] for r in records} == {"node1", "node2"}
+        assert hostshare.summary(records)["pairs"] == []
+        print(
+            f"\ntune over 2 nodes: {len(records)} runs in {len(stages)} stages, best set "
+            f"{result['best_set']}, jobs {sorted({r.env['batch']['job_id'] for r in records})}"
+        )
+    finally:
+        command.kill(signal.SIGTERM)
+    assert command.left() == []
+
+
+def test_the_sigkilled_cluster_command_leaves_what_cleanup_removes() -> None:
+    """SIGKILLed, its daemons, namespaces, veths and bridge outlive it, named after its PID,
+    and ``--cleanup`` removes every one of them."""
+    command = _Command()
+    try:
+        command.kill(signal.SIGKILL)
+        assert command.left(), "nothing could stop them"
+    finally:
+        command.cleanup()
+    assert command.left() == []

@@ -1,6 +1,7 @@
 """The Parsl runner on a real, throwaway Slurm (munged + slurmctld + slurmd on this machine):
-campaigns and a tune through SlurmProvider, a SIGKILLed driver resumed, a cancelled job's
-runs failed with Slurm's reason, bad input refused, and nothing of Slurm left afterwards."""
+campaigns through SlurmProvider, a SIGKILLed driver resumed, a cancelled job's runs failed
+with Slurm's reason, bad input refused, and nothing of Slurm left afterwards. (A tune through
+SlurmProvider runs over two nodes in tests/batch/test_cluster.py.)"""
 
 from __future__ import annotations
 
@@ -205,23 +206,6 @@ def test_a_campaign_runs_on_slurm_and_resumes_after_sigkill(
     assert cluster.jobs() == []
 
 
-def test_a_40_run_tune_runs_on_slurm(work: Path, cluster: SlurmCluster) -> None:
-    env = _env(work, cluster)
-    proc = _perflab(work, env, "tune", "t", "--command", "./score.sh", "--factors", "a,b,c",
-                    "--budget", "40", "--runner", "parsl", "--runner-config", "slurm.py",
-                    "--store", str(work / "s.db"), "--json")  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert result["best_set"] == ["a", "b", "c"] or set(result["best_set"]) >= {"a", "b"}
-    store = Store(work / "s.db")
-    stages = [n for n in store.campaign_names() if n.startswith("t.")]
-    records = [r for n in stages for r in store.records(n)]
-    # the tune spends at most its budget (the final blocks take whole blocks)
-    assert len(records) == result["runs"] <= 40 and all(r.status == "ok" for r in records)
-    _through_slurm(records, cluster)
-    assert cluster.jobs() == []
-
-
 def test_a_cancelled_job_fails_its_runs_with_slurms_reason(
     work: Path, cluster: SlurmCluster
 ) -> None:
@@ -232,14 +216,16 @@ def test_a_cancelled_job_fails_its_runs_with_slurms_reason(
             "--parsl-config", "slurm.py", "--store", str(db), "--json"]  # fmt: skip
     driver = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 300  # a loaded machine starts jobs slowly
+    states: list[str] = []
+    while time.monotonic() < deadline and driver.poll() is None:
         states = cluster.run("squeue", "-h", "-o", "%t").stdout.split()
-        if states and all(s == "R" for s in states):
+        if len(states) == 2 and all(s == "R" for s in states):
             break
         time.sleep(0.2)
+    assert len(states) == 2 and set(states) == {"R"}, f"the jobs never ran together: {states}"
     cluster.run("scancel", "--partition", cluster.partition)
-    out, err = driver.communicate(timeout=120)
+    out, err = driver.communicate(timeout=600)
     assert driver.returncode == 1, err[-2000:]  # failed runs: exit 1, as on one machine
     counts = json.loads(out.strip().splitlines()[-1])
     assert counts["done"] == 12 and counts["failed"] >= 1
@@ -274,10 +260,11 @@ def test_bad_slurm_input_exits_2_naming_it_and_stores_nothing(
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and said in lines[0] and config in lines[0], lines
-        proc = _perflab(work, {**env, **extra}, "tune", "bt", "--command", "./score.sh",
-                        "--factors", "a,b,c", "--budget", "40", "--runner", "parsl",
-                        "--runner-config", config, "--store", str(db))  # fmt: skip
-        assert proc.returncode == 2 and said in proc.stderr, proc.stderr
+    # a tune asks Slurm the same way (one case: the check is the runner's, shared)
+    proc = _perflab(work, {**env, **extra}, "tune", "bt", "--command", "./score.sh",
+                    "--factors", "a,b,c", "--budget", "40", "--runner", "parsl",
+                    "--runner-config", config, "--store", str(db))  # fmt: skip
+    assert proc.returncode == 2 and said in proc.stderr, proc.stderr
     assert _seqs(db, "b") == []
     assert [n for n in Store(db).campaign_names() if n.startswith("bt")] == []
     assert cluster.jobs() == []

@@ -91,6 +91,8 @@ class SlurmCluster:
         base = Path(root) if root else Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
         self.root = files.private_dir(base)
         self.partition, self.node = partition, node
+        #: a partition of the same nodes whose jobs preempt (cancel) ``partition``'s
+        self.urgent = f"{partition}-urgent"
         self.cpus = cpus or os.cpu_count() or 1
         #: nodes > 0: that many slurmds, each in its own namespaces on a private bridge
         self.net = Network(nodes) if nodes > 0 else None
@@ -245,9 +247,14 @@ class SlurmCluster:
             # requeued: the runner reruns their runs elsewhere, once, itself)
             "SlurmdTimeout=10",
             "JobRequeue=0",
+            # a job of the urgent partition cancels one of the default partition's for its node
+            "PreemptType=preempt/partition_prio",
+            "PreemptMode=CANCEL",
             *self._node_lines(),
             f"PartitionName={self.partition} Nodes={','.join(self.nodes)} Default=YES "
-            "MaxTime=INFINITE State=UP",
+            "MaxTime=INFINITE State=UP PriorityTier=1",
+            f"PartitionName={self.urgent} Nodes={','.join(self.nodes)} MaxTime=INFINITE "
+            "State=UP PriorityTier=2",
         ]
         files.private_dir(r / "state")
         if self.net is not None:  # what the daemons' host names resolve to, in their eyes
@@ -301,7 +308,9 @@ class SlurmCluster:
 
     def _node_ready(self, node: str) -> bool:
         out = self.run("sinfo", "-h", "-n", node, "-o", "%T", check=False)
-        return out.returncode == 0 and out.stdout.strip().rstrip("*") in ("idle", "mixed")
+        # a revived node may be given a waiting job at once: allocated is up too
+        up = ("idle", "mixed", "allocated", "completing")
+        return out.returncode == 0 and out.stdout.strip().rstrip("*") in up
 
     def log_tail(self, name: str) -> str:
         """The last lines a daemon wrote (its own log file, else its output)."""
@@ -333,7 +342,7 @@ class SlurmCluster:
         self._stopped = True
         with contextlib.suppress(Exception):
             if "slurmctld" in self.procs and self.jobs():
-                self.run("scancel", "--partition", self.partition, check=False)
+                self.run("scancel", *self.jobs(), check=False)
                 deadline = time.monotonic() + 10
                 while self.jobs() and time.monotonic() < deadline:
                     time.sleep(0.2)

@@ -101,6 +101,9 @@ class JobWatch:
         self.ended: dict[str, str] = {}  # job id -> Slurm's words, for jobs ended badly
         self.nodes: dict[str, str] = {}  # job id -> the node(s) it ran on
         self._done: set[str] = set()
+        self._polls = 0
+        self._ended_at: dict[str, int] = {}  # job id -> the poll that saw it end badly
+        self._replaced: set[str] = set()
 
     def job_ids(self) -> list[str]:
         return [str(j) for p in self.providers for j in list(p.resources)]
@@ -114,6 +117,7 @@ class JobWatch:
     def poll(self) -> tuple[int, int]:
         """Update the states; returns (jobs submitted, jobs still pending or running)."""
         ids = self.job_ids()
+        self._polls += 1
         for jid in ids:
             if jid in self._done:
                 continue
@@ -127,7 +131,25 @@ class JobWatch:
                 self._done.add(jid)
             if state in BAD_END:
                 self.ended[jid] = self._describe(jid, st)
+                self._ended_at.setdefault(jid, self._polls)
         return len(ids), len([j for j in ids if j not in self._done])
+
+    def to_replace(self) -> list[Any]:
+        """The provider of each job that ended badly at an earlier poll than this one (a
+        node's death, a preemption, a job cancelled: while others hold or wait for workers,
+        which the caller checks), each job once, at most each provider's ``max_blocks`` in
+        all: each is worth a new block, which a node that comes back, or another one, takes.
+        A poll apart: a whole partition cancelled at once has no job left by then."""
+        out = []
+        for jid, at in sorted(self._ended_at.items()):
+            if at >= self._polls or jid in self._replaced:
+                continue
+            provider = next((p for p in self.providers if jid in p.resources), None)
+            done = sum(1 for j in self._replaced if provider and j in provider.resources)
+            if provider is not None and done < max(1, int(provider.max_blocks)):
+                self._replaced.add(jid)
+                out.append(provider)
+        return out
 
     def _describe(self, jid: str, st: dict[str, str]) -> str:
         words = f"Slurm job {jid} {st.get('JobState')} (Reason={st.get('Reason')}"

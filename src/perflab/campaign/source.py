@@ -4,8 +4,9 @@ as a run frame plus typed metadata; the analysis itself never opens a store or a
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -29,6 +30,8 @@ class Source:
     factors: list[str]
     meta: StudyMeta
     cause: str = ""  # the last failed run's error (a campaign's; a CSV has none)
+    #: runs that overlapped on one host (``hostshare.summary``; a CSV's are not judged)
+    shared_hosts: dict[str, Any] = field(default_factory=hostshare.unjudged)
 
     def dataset(self, metric: str = "us_per_task") -> Dataset:
         """The analysis dataset of the ok runs with a value of ``metric``."""
@@ -54,9 +57,9 @@ def open_source(source: str, store_path: str | None = None, metric: str = "us_pe
     store = Store(store_path)
     definition = store.campaign(source)
     records = store.records(source)
-    shared = hostshare.warning(hostshare.shared_hosts(records))
-    if shared:  # analyze and report show it (one line), beside the results
-        warnings.warn(shared, stacklevel=2)
+    shared = hostshare.summary(records)
+    if shared["warning"]:  # analyze and report show it (one line), beside the results
+        warnings.warn(shared["warning"], stacklevel=2)
     runs = frame(records, definition.factors)
     # Replicate blocks adjust every effect (a block that ran slower shifts all its sets).
     runs[BLOCK_COLUMN] = runs["run_id"].map(store.replicates(source)).fillna(0).astype(int)
@@ -64,7 +67,7 @@ def open_source(source: str, store_path: str | None = None, metric: str = "us_pe
     meta = StudyMeta(sequences=definition.sequences, **study_meta(catalog, definition.factors))
     errors = [r.error for r in records if r.status != "ok" and r.error]
     cause = errors[-1].strip().splitlines()[-1] if errors else ""
-    return Source(source, runs, definition.factors, meta, cause)
+    return Source(source, runs, definition.factors, meta, cause, shared)
 
 
 def load(source: str, store_path: str | None = None, metric: str = "us_per_task") -> Dataset:

@@ -7,6 +7,7 @@ import json
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import pandas as pd
@@ -29,10 +30,13 @@ def write_report(
     title: str,
     without: list[str] | None = None,
     before_after: list[tuple[str, str | None]] | None = None,
+    shared_hosts: dict[str, Any] | None = None,
 ) -> Path:
     """Analyse, draw every figure, and write ``out_dir/report.html`` (+ figures/,
     analysis.json). ``before_after``: extra before/after scatters, each (factor, the factor
-    to colour by or None); an unknown factor raises PerflabError before anything is written."""
+    to colour by or None); an unknown factor raises PerflabError before anything is written.
+    ``shared_hosts``: the campaign's runs that overlapped on one host (``hostshare.summary``),
+    kept in analysis.json and warned on the page."""
     t0 = time.perf_counter()
     out = Path(out_dir)
     ctx = build(ds, runs, without, before_after=before_after)
@@ -51,8 +55,10 @@ def write_report(
             "installed"
         ),
     }
+    if shared_hosts is not None:
+        a = {**a, "shared_hosts": shared_hosts}
     (out / "analysis.json").write_text(json.dumps(a, default=float, indent=1))
-    warn = []
+    warn = [shared_hosts["warning"]] if shared_hosts and shared_hosts["warning"] else []
     if a["noise"]["noisy_sets"]:
         warn.append(
             f"{len(a['noise']['noisy_sets'])} treatment sets vary between replicates "

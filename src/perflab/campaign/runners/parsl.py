@@ -189,6 +189,8 @@ def _collect(
             leftovers.record(watch.job_ids(), pids)
             if submitted and not alive and watch.reason():
                 gone = watch.reason()  # nothing left to run them: they fail with its reason
+            elif left and alive:
+                _replace_blocks(dfk, watch)
         for fut in [*done, *(left if gone else [])]:
             seq, spec = futures[fut]
             exc = fut.exception() if fut.done() else None
@@ -218,6 +220,16 @@ def _collect(
                 store_result(store, item.record(said), item.seq)
         if over:
             return
+
+
+def _replace_blocks(dfk: Any, watch: Any) -> None:
+    """A new block for each job that ended badly while runs remain and other jobs still
+    hold or wait for workers: the campaign gets its nodes back (a revived node, one freed
+    by a preemptor) instead of going on with fewer to its end."""
+    for provider in watch.to_replace():
+        for ex in dfk.executors.values():
+            if getattr(ex, "provider", None) is provider:
+                ex.scale_out_facade(1)
 
 
 class _Lost:
