@@ -3,10 +3,11 @@ but not together (two ways to the same end), so the set is not slower without ei
 and each alone is dropped, yet slower without both.
 
 The test reads the knock-out runs the looks made: the local model (tune/knockout.py) with one
-column per member dropped and one for the pair dropped together; the joint cost (both
-columns and their product) is tested one-sided against compare's threshold, Holm over the
-pairs at the looks' level. The reduction then keeps one of the pair, the nicer, as "either
-A or B": shown needed as an alternative, never as a member on its own.
+column per member dropped and one for the pair dropped together; the pair's own term (what
+dropping both costs beyond each alone) is tested one-sided, Holm over the pairs at the looks'
+level, and the joint cost (both columns and their product) must pass compare's threshold.
+The reduction then keeps one of the pair, the nicer, as "either A or B": shown needed as an
+alternative, never as a member on its own.
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ def pairs(
 ) -> list[Pair]:
     """The pairs of ``dropped`` (members of ``best`` not shown needed) whose joint drop makes
     the set measurably slower (significant, Holm over the pairs at ``ALPHA / LOOKS``, and
-    the estimate beyond ``THRESHOLD``), largest joint cost first. ``members`` are every member of ``best``
-    (each a column of the model); pairs never dropped together in any run are not tested."""
+    the estimate beyond ``THRESHOLD``), largest joint cost first. ``members`` are every
+    member of ``best`` (each a column of the model); pairs never dropped together in any run
+    are not tested."""
     cand = dropped[:MOST]  # in the evidence's order, never the names
     local = local_rows(seen, best, [[f] for f in members], search_n)
     first = 1 + local.extra
@@ -68,13 +70,17 @@ def pairs(
         w = np.zeros(x.shape[1])
         w[[col[a], col[b], -1]] = 1.0
         est = float(w @ np.asarray(fit.params))
+        inter = float(np.asarray(fit.params)[-1])
         if exact_ols(fit):
-            se, df = 0.0, 1.0
+            se, se_i, df = 0.0, 0.0, 1.0
         else:
-            se = float(np.sqrt(w @ np.asarray(fit.cov_params()) @ w))
+            cov = np.asarray(fit.cov_params())
+            se, se_i = float(np.sqrt(w @ cov @ w)), float(np.sqrt(cov[-1, -1]))
             df = max(float(fit.df_resid), 1.0)
-        # as a look tests a drop: one-sided against none, the estimate beyond the threshold
-        p = float(stats.t.sf(est / se, df)) if se > 0 else float(est < math.log1p(THRESHOLD))
+        # the test is of the pair's own term (both dropped cost more than each alone adds):
+        # a member's main effect must not make a pair with a null
+        p = float(stats.t.sf(inter / se_i, df)) if se_i > 0 else float(inter <= 0)
+        est = est if inter >= math.log1p(THRESHOLD) else 0.0
         found.append((a, b, est, se, df, len(local.y), n_both))
         ps.append(float(p))
     if not found:
