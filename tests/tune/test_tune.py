@@ -146,7 +146,9 @@ def test_optuna_search_confirms_its_pick_with_measured_pairs() -> None:
     )
     assert res.runs <= 100 and res.speedup.pairs >= 3
     names = [s.name for s in res.stages]
-    assert names[-1] == "final" and "finalists" in names and "reduce" in names
+    # 100 runs for 20 candidates is short: no finalists, the runs go to the reduction
+    assert names[-1] == "final" and "finalists" not in names and "reduce" in names
+    assert all(lv["measured"] is None or set(lv["set"]) == set(res.best) for lv in res.levels)
     assert tr.cons.ok(set(res.best))
     truth = tr.time(tr.matrix([[]]))[0] / tr.time(tr.matrix([res.best]))[0]
     # one interval is a 95% event; coverage over seeds is measured in bench/best_set.py

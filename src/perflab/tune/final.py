@@ -195,7 +195,7 @@ class Search:
         # a short budget measures no level set but the recommended one (at 100 runs for 20
         # candidates the levels' 3-run columns took a third of what the reduction needs)
         cuts = {frozenset(s) for _, s in level_sets(searched, self.cons) if s}
-        block = 2 if self.short else 1 + max(1, len(cuts))
+        block = 3 if self.short else 1 + max(1, len(cuts))  # short: base, set, fastest
         runs = max(self.left - block * self.pairs, min(REDUCE_WANT, self.left - block * MIN_BLOCKS))
         # splitting a slower group comes first: it may take the final blocks down to their
         # minimum (one more column: the fastest set, if it differs from the recommended one)
