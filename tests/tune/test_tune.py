@@ -169,7 +169,7 @@ def test_a_short_budget_is_noted_once_and_a_too_small_one_is_refused(tmp_path: P
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "--budget 20" in r.stderr and "note:" not in r.stderr
     assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").campaign_names()
-    assert "give at least 37" in r.stderr  # the search's 6 runs, 16 to reduce, the finals
+    assert "give at least 28" in r.stderr  # the search's 6 runs, 16 to reduce, the finals
     r = perflab(*base, "--budget", "40", "--pairs", "3", *store, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     notes = [line for line in r.stderr.splitlines() if line.startswith("note:")]
