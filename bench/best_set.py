@@ -101,7 +101,11 @@ def tuned(
         lambda sets, stage, reason: list(run(sets))
     )
     # a recommended member whose only evidence is a group's (issue 44): must be 0
-    own = {e.factors[0] for e in res.evidence if len(e.factors) == 1 and e.verdict == "slower"}
+    own = {
+        e.factors[0]
+        for e in res.evidence
+        if len(e.factors) == 1 and e.verdict in ("slower", "either")
+    }
     added = {f for lv in res.levels for e in lv.get("added", []) for f in e["factors"]}
     on_group = [f for f in res.best if f not in own | added]
     tally = TALLY.setdefault((search.name, tr.name, budget), [0, 0, 0])

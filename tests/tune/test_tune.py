@@ -146,7 +146,9 @@ def test_optuna_search_confirms_its_pick_with_measured_pairs() -> None:
     )
     assert res.runs <= 100 and res.speedup.pairs >= 3
     names = [s.name for s in res.stages]
-    assert names[-1] == "final" and "finalists" in names and "reduce" in names
+    # 100 runs for 20 candidates is short: no finalists, the runs go to the reduction
+    assert names[-1] == "final" and "finalists" not in names and "reduce" in names
+    assert all(lv["measured"] is None or set(lv["set"]) == set(res.best) for lv in res.levels)
     assert tr.cons.ok(set(res.best))
     truth = tr.time(tr.matrix([[]]))[0] / tr.time(tr.matrix([res.best]))[0]
     # one interval is a 95% event; coverage over seeds is measured in bench/best_set.py
@@ -167,7 +169,7 @@ def test_a_short_budget_is_noted_once_and_a_too_small_one_is_refused(tmp_path: P
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "--budget 20" in r.stderr and "note:" not in r.stderr
     assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").campaign_names()
-    assert "give at least 37" in r.stderr  # the search's 6 runs, 16 to reduce, the finals
+    assert "give at least 28" in r.stderr  # the search's 6 runs, 16 to reduce, the finals
     r = perflab(*base, "--budget", "40", "--pairs", "3", *store, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     notes = [line for line in r.stderr.splitlines() if line.startswith("note:")]

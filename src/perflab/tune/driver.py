@@ -19,17 +19,13 @@ from perflab.factors.treat import treat
 from perflab.files import atomic_write, check_name, home_dir
 from perflab.run.measure import validate
 from perflab.spec import RunSpec
-from perflab.tune.final import REDUCE_MIN
+from perflab.tune.final import CLEAN_RUNS_PER_CANDIDATE, REDUCE_MIN
 from perflab.tune.searches import DEFAULT_SEARCH, SEARCHES
 
 #: Called after each stage with (stage name, reason, runs left, best ok run so far or None).
 OnStage = Callable[[str, str, int, float | None], None]
 #: Runs per candidate the search gets at the least.
 SEARCH_MIN = 2
-#: Runs per candidate at which the recommended set is usually clean (every member shown
-#: needed): on bench/best_set.py's four truths (17-20 candidates, 20 seeds) clean in
-#: 0.85-1.00 of seeds at 300 runs, 0.55-0.60 at 200, 0.00-0.20 at 100 (docs/tune.md).
-CLEAN_RUNS_PER_CANDIDATE = 15
 
 
 def short_budget(budget: int, candidates: int) -> str:

@@ -28,6 +28,11 @@ REDUCE_WANT = 32
 LEVEL_SHARE = 0.1
 #: The final stage has at least this many blocks (pairs per set) when the budget is short.
 MIN_BLOCKS = 3
+#: Runs per candidate at which the recommended set is usually clean (every member shown
+#: needed, bench/best_set.py, docs/tune.md). Below it the budget is short: the level sets are
+#: not measured (their columns in the final blocks and their knock-in looks go to the
+#: reduction) and the search re-measures no finalists; the reduction re-tests its pick anyway.
+CLEAN_RUNS_PER_CANDIDATE = 15
 
 
 @dataclass
@@ -143,6 +148,11 @@ class Search:
         self.stages: list[Stage] = []
 
     @property
+    def short(self) -> bool:
+        """Whether the budget is below ``CLEAN_RUNS_PER_CANDIDATE`` runs per candidate."""
+        return self.budget < CLEAN_RUNS_PER_CANDIDATE * len(self.cands)
+
+    @property
     def left(self) -> int:
         return self.budget - self.spent
 
@@ -182,7 +192,10 @@ class Search:
         # then the levels' knock-in looks take from the final blocks, down to half of --pairs
         # and up to LEVEL_SHARE of the budget (a clean set comes first, a level's set second;
         # 3 pairs on real HTEX left every step between levels within its noise)
-        block = 1 + max(1, len({frozenset(s) for _, s in level_sets(searched, self.cons) if s}))
+        # a short budget measures no level set but the recommended one (at 100 runs for 20
+        # candidates the levels' 3-run columns took a third of what the reduction needs)
+        cuts = {frozenset(s) for _, s in level_sets(searched, self.cons) if s}
+        block = 3 if self.short else 1 + max(1, len(cuts))  # short: base, set, fastest
         runs = max(self.left - block * self.pairs, min(REDUCE_WANT, self.left - block * MIN_BLOCKS))
         # splitting a slower group comes first: it may take the final blocks down to their
         # minimum (one more column: the fastest set, if it differs from the recommended one)
@@ -192,8 +205,11 @@ class Search:
         )
         best = shown_needed(kept, evidence, self.cons)
         looks = min(self.level_share, self.left - block * max(MIN_BLOCKS, self.pairs // 2))
+        looks = 0 if self.short else looks
         sets, looked = complete(best, self.cands, self.cons, self.obs, knock_in, looks, self.rng)
-        speedup, levels, why, fast = self.final(best, sets, measure, kept)
+        shown = [(c, s) for c, s in sets if s == best or not s] if self.short else sets
+        speedup, levels, why, fast = self.final(best, shown, measure, kept)
+        levels = unmeasured(sets, levels)
         for lv in levels:
             tried, added = looked[lv["level"]]
             lv.update(tried=tried, added=[e.to_dict() for e in added])
@@ -290,6 +306,19 @@ def measured(
     else:
         why = f"{n} pairs: a t interval needs 2"
     return None, why
+
+
+def unmeasured(
+    sets: list[tuple[str, set[str]]], levels: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Every level of ``sets``: its measured entry from ``levels`` where the final blocks held
+    it, else its set marked not measured (a short budget's runs went to the reduction)."""
+    by_level = {lv["level"]: lv for lv in levels}
+    why = "not measured: a short budget's runs went to the reduction (give a larger --budget)"
+    return [
+        by_level.get(cat, {"level": cat, "set": sorted(s), "measured": None, "measured_why": why})
+        for cat, s in sets
+    ]
 
 
 def _measured(found: tuple[SpeedUp | None, str] | None) -> dict[str, Any]:

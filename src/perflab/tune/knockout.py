@@ -53,7 +53,8 @@ class Evidence:
     without them: "slower" (significant, Holm, and beyond the threshold), "faster" (the
     interval ends below 1), "not slower" (it ends below the threshold), "inconclusive", or
     "untested", or "unresolved" (kept only with a slower group never split: no ratio of its
-    own, ``group`` names the group)."""
+    own, ``group`` names the group), or "either" (kept as one of an either-or pair, the
+    nicer: the ratio is the set's without both, ``group`` names the pair, tune/either.py)."""
 
     factors: list[str]
     kept: bool
@@ -64,7 +65,7 @@ class Evidence:
     confidence: float | None = None
     runs: int = 0
     reason: str = ""
-    group: list[str] | None = None  # "unresolved": the group it was kept with, never split
+    group: list[str] | None = None  # "unresolved": the group it was kept with; "either": the pair
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -62,7 +62,7 @@ class OptunaSearch(Search):
     @property
     def search_runs(self) -> int:
         """The trials: the budget less the finalists' runs and what the steps after need."""
-        return super().search_runs - FINALISTS * 3
+        return super().search_runs - (0 if self.short else FINALISTS * 3)
 
     def _plateau(self, tried: list[tuple[frozenset[str], float]]) -> bool:
         """Whether the last ``PATIENCE`` trials found nothing faster than the best before them
@@ -88,6 +88,8 @@ class OptunaSearch(Search):
         ranked: list[frozenset[str]] = list(
             dict.fromkeys(s for s, _ in sorted(tried, key=lambda t: t[1]))
         )[:FINALISTS]
+        if self.short:  # the reduction re-tests the pick: its runs tell more than finalists'
+            ranked = ranked[:1]
         if len(ranked) < 2:
             return set(ranked[0]) if ranked else set()
         sets = [set(s) for s in ranked for _ in range(3)]

@@ -23,12 +23,14 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 import numpy as np
 import statsmodels.api as sm
 
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
+from perflab.tune.either import pairs
 from perflab.tune.knockout import (
     LOOKS,
     THRESHOLD,
@@ -128,7 +130,7 @@ def reduce(
     if len(weak) in (1, len(order)):  # nothing to group, or no evidence to group by
         weak = []
     p_of = dict(order)
-    open_ = ([weak] if weak else []) + [[f] for f, _ in order if f not in weak]
+    open_ = leaning(weak, p_of) + [[f] for f, _ in order if f not in weak]
     presumed = frozenset(f for f, p in order if p <= STRONG_P)
     seen = list(obs)  # a copy: ``obs`` may be the search's own list, which measuring extends
     start = len(seen)
@@ -166,9 +168,11 @@ def reduce(
 
         # the model stays around the search's pick: every run so far is near it
         evidence = look(best, open_, fixed, seen, measure, chunk, start, presumed, rng)
-        open_, slower = [], []
+        open_, slower, mixed = [], [], []
         for e in evidence:
-            if e.verdict in ("faster", "not slower") or (last and not e.kept):
+            if len(e.factors) > 1 and not last and e.verdict in ("faster", "not slower"):
+                mixed.append(e)  # a member that helps may hide behind one that harms
+            elif e.verdict in ("faster", "not slower") or (last and not e.kept):
                 current = without(current, e.factors, cons)
                 settled.append(e)
                 fixed.append(e.factors)
@@ -180,6 +184,15 @@ def reduce(
             else:
                 open_.append(e.factors)
         used = len(seen) - start + lost[0]
+        parts = [[f] for e in slower for f in e.factors]
+        split_too = [[f] for e in mixed for f in e.factors]
+        if mixed and missing(seen, best, [*open_, *parts, *split_too], start, fixed) <= runs - used:
+            open_ += split_too  # within the reduction's own runs: splitting takes no spare
+        else:
+            for e in mixed:
+                current = without(current, e.factors, cons)
+                settled.append(e)
+                fixed.append(e.factors)
         more = missing(
             seen, best, [*open_, *([f] for e in slower for f in e.factors)], start, fixed
         )
@@ -202,7 +215,58 @@ def reduce(
         else:
             why = "kept, not tested: the runs ran out before its look"
             settled.append(Evidence(g, True, "untested", reason=why))
+    current, settled = either_or(best, current, settled, seen, start, cons)
     return without(current, set(), cons), settled
+
+
+def leaning(weak: list[str], p_of: dict[str, float]) -> list[list[str]]:
+    """The weakly supported members as up to three groups, by which way the search's runs
+    lean: towards saving time, towards costing it, or no evidence at all (never varied
+    apart). A helpful member grouped with a harmful one would cancel in the group's drop."""
+    helps = [f for f in weak if p_of[f] <= 0.5]
+    harms = [f for f in weak if 0.5 < p_of[f] < 1.0]
+    blind = [f for f in weak if p_of[f] >= 1.0]
+    return [g for g in (helps, harms, blind) if g]
+
+
+def either_or(
+    best: set[str],
+    current: set[str],
+    settled: list[Evidence],
+    seen: list[tuple[frozenset[str], float]],
+    start: int,
+    cons: Constraints,
+) -> tuple[set[str], list[Evidence]]:
+    """Members dropped alone whose pair the set is slower without (tune/either.py): the
+    nicer of each such pair comes back as "either A or B", shown needed as an alternative."""
+    dropped = [e.factors[0] for e in settled if not e.kept and len(e.factors) == 1]
+    if len(dropped) < 2:
+        return current, settled
+    alone = {e.factors[0]: e.ratio or 1.0 for e in settled if len(e.factors) == 1}
+    by = {e.factors[0]: i for i, e in enumerate(settled) if len(e.factors) == 1}
+    taken: set[str] = set()
+    for q in pairs(seen, best, sorted(best), dropped, start):
+        if {q.a, q.b} & taken:
+            continue
+        # the nicer (cheaper category) of the two; at a tie the one costlier to drop alone
+        nicer, other = sorted((q.a, q.b), key=lambda f: (rank(f, cons), -round(alone[f], 9)))
+        if not cons.ok(current | {nicer}):
+            continue
+        taken |= {q.a, q.b}
+        current = current | {nicer}
+        ci = f"{q.confidence:.1%} CI {q.ci_low:.3f}-{q.ci_high:.3f}, Holm p {q.p:.3g}"
+        why = (
+            f"kept as either {nicer} or {other}: the set is slower without both ({q.ratio:.3f}x "
+            f"the time, {ci}, {q.runs} runs, {q.both} without both) but not without either "
+            f"alone; {nicer} is the nicer"
+        )
+        settled[by[nicer]] = Evidence(
+            [nicer], True, "either", q.ratio, q.ci_low, q.ci_high, q.confidence, q.runs, why,
+            group=[nicer, other],
+        )  # fmt: skip
+        old = settled[by[other]]
+        settled[by[other]] = replace(old, reason=old.reason + f"; either it or {nicer} is needed")
+    return current, settled
 
 
 def unresolved(e: Evidence) -> list[Evidence]:
@@ -225,7 +289,9 @@ def shown_needed(kept: set[str], evidence: list[Evidence], cons: Constraints) ->
     """The members of ``kept`` shown needed member by member (a look found the set slower
     without it alone), with what they require: the recommended set."""
     shown = {
-        e.factors[0] for e in evidence if e.kept and e.verdict == "slower" and len(e.factors) == 1
+        e.factors[0]
+        for e in evidence
+        if e.kept and e.verdict in ("slower", "either") and len(e.factors) == 1
     }
     out = shown & kept
     while more := {b for a, b in cons.requires if a in out and b in kept and b not in out}:

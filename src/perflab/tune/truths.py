@@ -192,6 +192,37 @@ GROUP_CATEGORIES = _cycle(
      "g": "source_keep", "L=1": "safe_config", "L=2": "safe_config", "L=3": "safe_config"},
 )  # fmt: skip
 
+EITHER_FACTORS = [f"x{j}" for j in range(4)] + ["e", "r", "L=1", "L=2", "L=3", "h0", "h1"]
+EITHER_FACTORS += [f"n{j:02d}" for j in range(9)]
+
+
+def _either(x: np.ndarray) -> np.ndarray:
+    """Four strong helpers, an either-or pair (``e``, an environment variable, and ``r``, a
+    source removal: each saves 20 %, both together no more than one), the 4-level L, two
+    harmful and nine that do nothing. 20 candidates."""
+    c = lambda f: _col(x, EITHER_FACTORS, f)  # noqa: E731
+    m = np.ones(len(x))
+    for f, eff in GROUP_EFFECTS.items():
+        if f in EITHER_FACTORS:
+            m = m * eff ** c(f)
+    return 1000 * m * 0.8 ** np.maximum(c("e"), c("r"))
+
+
+CANCEL_FACTORS = [f"x{j}" for j in range(4)] + ["g", "k", "L=1", "L=2", "L=3", "h0"]
+CANCEL_FACTORS += [f"n{j:02d}" for j in range(10)]
+
+
+def _cancel(x: np.ndarray) -> np.ndarray:
+    """As ``grouped`` with ``k`` (+7 %) for ``h1``: a helpful ``g`` (-7 %) and a harmful
+    ``k`` of the same size, both weak in a search's runs, so a group holding both cancels."""
+    c = lambda f: _col(x, CANCEL_FACTORS, f)  # noqa: E731
+    m = np.ones(len(x))
+    for f, eff in {**GROUP_EFFECTS, "k": 1.07}.items():
+        if f in CANCEL_FACTORS:
+            m = m * eff ** c(f)
+    return 1000 * m
+
+
 TRUTHS = {
     "generator": Truth(
         "generator",
@@ -248,4 +279,20 @@ TRUTHS = {
         drift=0.06,
         outlier_x=2.0,
     ),  # fmt: skip
+    # two ways to the same saving: the recommendation says "either e or r", the nicer e
+    "eitheror": Truth(
+        "eitheror",
+        EITHER_FACTORS,
+        _either,
+        _cycle(EITHER_FACTORS, {**GROUP_CATEGORIES, "e": "environment", "r": "source_remove"}),
+        noise=0.04,
+    ),
+    # a helpful and a harmful factor of the same size that a group drop cancels
+    "cancel": Truth(
+        "cancel",
+        CANCEL_FACTORS,
+        _cancel,
+        _cycle(CANCEL_FACTORS, {**GROUP_CATEGORIES, "k": "safe_config"}),
+        noise=0.04,
+    ),
 }

@@ -1,0 +1,96 @@
+"""Either-or pairs in the reduction (tune/reduce.py): two members that each give the saving
+but not together (two ways to the same end), so the set is not slower without either alone
+and each alone is dropped, yet slower without both.
+
+The test reads the knock-out runs the looks made: the local model (tune/knockout.py) with one
+column per member dropped and one for the pair dropped together; the pair's own term (what
+dropping both costs beyond each alone) is tested one-sided, Holm over the pairs at the looks'
+level, and the joint cost (both columns and their product) must pass compare's threshold.
+The reduction then keeps one of the pair, the nicer, as "either A or B": shown needed as an
+alternative, never as a member on its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from perflab.analysis.claims import adjust
+from perflab.tune.knockout import ALPHA, LOOKS, THRESHOLD, exact_ols, local_rows, robust_fit
+
+#: At most this many members not shown needed are paired (the pairs grow as the square).
+MOST = 10
+
+
+@dataclass
+class Pair:
+    """Two members whose joint drop costs ``ratio`` (time without both ÷ with), with its
+    interval at ``confidence``, from ``runs`` runs near the set, ``both`` of them dropping
+    both; ``p`` is Holm-adjusted over the pairs."""
+
+    a: str
+    b: str
+    ratio: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    runs: int
+    both: int
+    p: float
+
+
+def pairs(
+    seen: list[tuple[frozenset[str], float]],
+    best: set[str],
+    members: list[str],
+    dropped: list[str],
+    search_n: int,
+) -> list[Pair]:
+    """The pairs of ``dropped`` (members of ``best`` not shown needed) whose joint drop makes
+    the set measurably slower (significant, Holm over the pairs at ``ALPHA / LOOKS``, and
+    the estimate beyond ``THRESHOLD``), largest joint cost first. ``members`` are every
+    member of ``best`` (each a column of the model); pairs never dropped together in any run
+    are not tested."""
+    cand = dropped[:MOST]  # in the evidence's order, never the names
+    local = local_rows(seen, best, [[f] for f in members], search_n)
+    first = 1 + local.extra
+    col = {f: first + j for j, f in enumerate(members)}
+    found, ps = [], []
+    for a, b in itertools.combinations(cand, 2):
+        both = local.x[:, col[a]] * local.x[:, col[b]]
+        n_both = int(both.sum())
+        x = np.hstack([local.x, both[:, None]])
+        if not n_both or np.linalg.matrix_rank(x) < x.shape[1] or len(local.y) <= x.shape[1]:
+            continue
+        fit, _ = robust_fit(x, np.log(local.y))
+        w = np.zeros(x.shape[1])
+        w[[col[a], col[b], -1]] = 1.0
+        est = float(w @ np.asarray(fit.params))
+        inter = float(np.asarray(fit.params)[-1])
+        if exact_ols(fit):
+            se, se_i, df = 0.0, 0.0, 1.0
+        else:
+            cov = np.asarray(fit.cov_params())
+            se, se_i = float(np.sqrt(w @ cov @ w)), float(np.sqrt(cov[-1, -1]))
+            df = max(float(fit.df_resid), 1.0)
+        # the test is of the pair's own term (both dropped cost more than each alone adds):
+        # a member's main effect must not make a pair with a null
+        p = float(stats.t.sf(inter / se_i, df)) if se_i > 0 else float(inter <= 0)
+        est = est if inter >= math.log1p(THRESHOLD) else 0.0
+        found.append((a, b, est, se, df, len(local.y), n_both))
+        ps.append(float(p))
+    if not found:
+        return []
+    alpha = ALPHA / LOOKS
+    adjusted, decided = adjust(ps, "holm", alpha)
+    out = []
+    for (a, b, est, se, df, n, n_both), p, ok in zip(found, adjusted, decided, strict=True):
+        if ok and est >= math.log1p(THRESHOLD):
+            q = float(stats.t.ppf(1 - alpha, df))
+            lo, hi = math.exp(est - q * se), math.exp(est + q * se)
+            out.append(Pair(a, b, math.exp(est), lo, hi, 1 - 2 * alpha, n, n_both, float(p)))
+    return sorted(out, key=lambda q: (-round(q.ratio, 9), round(q.p, 12)))
