@@ -165,8 +165,7 @@ def analyze(
     seed: int = 0,
     store: str | Path | None = None,
 ) -> Analysis:
-    """``perflab analyze``: the analysis of ``source`` (a campaign name in ``store``, or a
-    dataset CSV). ``.to_json()`` is what ``--json`` prints."""
+    """``perflab analyze``: the analysis of ``source`` (a campaign in ``store``, or a CSV)."""
     from perflab.analysis import analyze as analyse
     from perflab.campaign.source import open_source
 
