@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 import perflab.cli  # noqa: F401  (registers the verbs)
 import perflab.cli.compare as verb  # precision's runs: fresh_runs, as calibrate's
+import perflab.cli.precision as pilots  # its pilot pairs
 import perflab.compare.planned as pc
 from perflab.cli.app import main
 from perflab.prepare import Prepared
@@ -125,7 +126,7 @@ def test_pilots_at_two_windows_store_the_fitted_parts_and_the_pick(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     machine = FakeMachine(5)
-    monkeypatch.setattr(verb, "measure", machine)
+    monkeypatch.setattr(pilots, "measure", machine)
     res = cli(tmp_path, "precision", "--windows", "500,8000", "--runs", "8")
     assert res.exit_code == 0, res.output
     assert machine.calls == 2 * 2 * 8
@@ -148,7 +149,7 @@ def test_bad_pilot_windows_are_refused_before_any_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, windows: str
 ) -> None:
     machine = FakeMachine(7)
-    monkeypatch.setattr(verb, "measure", machine)
+    monkeypatch.setattr(pilots, "measure", machine)
     res = cli(tmp_path, "precision", "--windows", windows)
     assert res.exit_code == 2 and "--windows" in res.output
     assert machine.calls == 0 and not (tmp_path / "precision.json").exists()
