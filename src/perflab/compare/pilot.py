@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from perflab.analysis.stats import chi2_ppf
 from perflab.compare.precision import WINDOW_BOUNDS, Parts
 from perflab.errors import PerflabError
 
@@ -247,6 +247,6 @@ def pick(fits: Sequence[Parts], bounds: tuple[int, int], points: int = 48) -> in
 def chi2_ci(var: float, df: int) -> tuple[float, float]:
     """The 95 % interval of a variance estimated with ``df`` degrees of freedom."""
     return (
-        var * df / float(stats.chi2.ppf(0.975, df)),
-        var * df / float(stats.chi2.ppf(0.025, df)),
+        var * df / chi2_ppf(0.975, df),
+        var * df / chi2_ppf(0.025, df),
     )

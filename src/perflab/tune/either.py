@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from perflab.analysis.claims import adjust
+from perflab.analysis.stats import t_ppf, t_sf
 from perflab.tune.knockout import ALPHA, LOOKS, THRESHOLD, exact_ols, local_rows, robust_fit
 
 #: At most this many members not shown needed are paired (the pairs grow as the square).
@@ -79,7 +79,7 @@ def pairs(
             df = max(float(fit.df_resid), 1.0)
         # the test is of the pair's own term (both dropped cost more than each alone adds):
         # a member's main effect must not make a pair with a null
-        p = float(stats.t.sf(inter / se_i, df)) if se_i > 0 else float(inter <= 0)
+        p = float(t_sf(inter / se_i, df)) if se_i > 0 else float(inter <= 0)
         est = est if inter >= math.log1p(THRESHOLD) else 0.0
         found.append((a, b, est, se, df, len(local.y), n_both))
         ps.append(float(p))
@@ -90,7 +90,7 @@ def pairs(
     out = []
     for (a, b, est, se, df, n, n_both), p, ok in zip(found, adjusted, decided, strict=True):
         if ok and est >= math.log1p(THRESHOLD):
-            q = float(stats.t.ppf(1 - alpha, df))
+            q = float(t_ppf(1 - alpha, df))
             lo, hi = math.exp(est - q * se), math.exp(est + q * se)
             out.append(Pair(a, b, math.exp(est), lo, hi, 1 - 2 * alpha, n, n_both, float(p)))
     return sorted(out, key=lambda q: (-round(q.ratio, 9), round(q.p, 12)))
