@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from perflab.compare import pilot as pl
@@ -60,9 +60,11 @@ def exact(truth: Parts, pairs: int = 3, windows: tuple[int, ...] = WINDOWS) -> l
 
 
 def regret(truth: Parts, window: int, bounds: tuple[int, int]) -> float:
-    """The truth's half-width per hour at ``window`` over its best within ``bounds``."""
+    """The truth's half-width per hour at ``window`` over its best within ``bounds``; 1 where
+    even the best is below 1e-12 (a variance that underflows to 0 in the fit, e.g. an sd of
+    1e-41, makes every window exact: the ratio of two such numbers means nothing)."""
     best = pl.per_hour(truth, pl.best_window(truth, bounds))
-    return 1.0 if best == 0 else pl.per_hour(truth, window) / best
+    return 1.0 if best < 1e-12 else pl.per_hour(truth, window) / best
 
 
 def test_exact_pilots_give_the_truth_and_its_optimum() -> None:
@@ -84,6 +86,7 @@ def test_exact_pilots_give_the_truth_and_its_optimum() -> None:
     sd_b=st.floats(0.0, 0.5),
     sd_w=st.floats(0.0, 20.0),
 )
+@example(s=1.0, c=0.0078125, sd_b=0.0, sd_w=2.6e-41)  # CI drew it: sd_w² underflows in the fit
 @settings(max_examples=40, deadline=None)
 def test_the_pick_from_exact_pilots_is_within_ten_percent(
     s: float, c: float, sd_b: float, sd_w: float
