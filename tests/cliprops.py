@@ -263,3 +263,13 @@ def run_in(wd: Workdir, args: list[str], store: bool = True) -> Outcome:
     if out.code == 2 and store:
         assert digest(db) == wd.pristine, f"perflab {args}: exit 2 changed the store"
     return out
+
+
+def numbers_in(obj: object) -> list[float]:
+    """Every float in a JSON-shaped value (dicts, lists, tuples), for the properties that
+    check each reported number is finite."""
+    if isinstance(obj, dict):
+        return [x for v in obj.values() for x in numbers_in(v)]
+    if isinstance(obj, list | tuple):
+        return [x for v in obj for x in numbers_in(v)]
+    return [float(obj)] if isinstance(obj, float) else []

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cliprops import examples
+from cliprops import examples, numbers_in
 from perflab.compare import history
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
@@ -47,14 +47,6 @@ def histories(draw: st.DrawFn) -> tuple[list[str], list[list[float | None]]]:
             vals = [None] * runs
         out.append(vals)
     return [f"1.{i}" for i in range(k)], out
-
-
-def _numbers(obj: object) -> list[float]:
-    if isinstance(obj, dict):
-        return [x for v in obj.values() for x in _numbers(v)]
-    if isinstance(obj, list | tuple):
-        return [x for v in obj for x in _numbers(v)]
-    return [float(obj)] if isinstance(obj, float) else []
 
 
 @given(drawn=histories())
@@ -91,4 +83,4 @@ def test_a_failed_run_never_becomes_a_level_or_a_change_point(
         d = cp["decision"]
         assert d["ci_low"] <= d["ratio"] * (1 + 1e-9) and d["ratio"] <= d["ci_high"] * (1 + 1e-9)
     assert (hist.unanswered() is not None) == bool(gone)
-    assert all(math.isfinite(x) for x in _numbers(out))
+    assert all(math.isfinite(x) for x in numbers_in(out))

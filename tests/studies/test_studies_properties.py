@@ -18,7 +18,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from test_studies_failed import CAUSE, _at_base, _rows
 
-from cliprops import examples
+from cliprops import examples, numbers_in
 from perflab.studies import postprocess_charts
 from perflab.studies.postprocess import CHARTS, report, unanswered
 
@@ -26,14 +26,6 @@ from perflab.studies.postprocess import CHARTS, report, unanswered
 #: ~0.5 s, several on a loaded machine).
 EXAMPLES = 3
 PATTERNS = ["all", "base", "one", "random", "none"]
-
-
-def _numbers(obj: object) -> list[float]:
-    if isinstance(obj, dict):
-        return [x for v in obj.values() for x in _numbers(v)]
-    if isinstance(obj, list | tuple):
-        return [x for v in obj for x in _numbers(v)]
-    return [float(obj)] if isinstance(obj, float) else []
 
 
 @given(pattern=st.sampled_from(PATTERNS), seed=st.integers(0, 99))
@@ -65,8 +57,8 @@ def test_a_failed_run_never_becomes_a_study_figure(
     gone = {key(r) for r in rows} - ok
     assert {key(a) for a in s["absent"]} == gone and all(a["cause"] == CAUSE for a in s["absent"])
     assert (unanswered(s) is not None) == bool(gone)
-    assert 600.0 not in _numbers(s)  # a failed run's makespan is no measurement
-    assert all(math.isfinite(x) for x in _numbers(s))
+    assert 600.0 not in numbers_in(s)  # a failed run's makespan is no measurement
+    assert all(math.isfinite(x) for x in numbers_in(s))
     for p in s["points"]:
         assert p["ci_low"] is None or p["ci_low"] <= p["mean_s"] <= p["ci_high"]
     for g in s["base_gain"]:

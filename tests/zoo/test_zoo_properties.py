@@ -14,7 +14,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cliprops import examples
+from cliprops import examples, numbers_in
 from perflab.analysis.zoo import rows_for_table, unanswered, zoo_table
 from perflab.zoo.frame import COLUMNS
 
@@ -55,14 +55,6 @@ def zoos(draw: st.DrawFn) -> pd.DataFrame:
     return pd.DataFrame(rows).reindex(columns=COLUMNS)
 
 
-def _numbers(obj: object) -> list[float]:
-    if isinstance(obj, dict):
-        return [x for v in obj.values() for x in _numbers(v)]
-    if isinstance(obj, list | tuple):
-        return [x for v in obj for x in _numbers(v)]
-    return [float(obj)] if isinstance(obj, float) else []
-
-
 def _intervals(obj: object) -> list[dict]:
     """Every {estimate, ci_low, ci_high} summary in the table."""
     if isinstance(obj, dict):
@@ -91,7 +83,7 @@ def test_a_failed_run_never_becomes_a_figure(runs: pd.DataFrame, basis: str) -> 
         assert {p["task_us"] for p in m["curve"]} == measured
     assert (unanswered(table) is not None) == bool(gone)
     rows = rows_for_table(table)
-    assert all(math.isfinite(x) for x in _numbers(table) + _numbers(rows))
+    assert all(math.isfinite(x) for x in numbers_in(table) + numbers_in(rows))
     for s in _intervals(table):
         if s["ci_low"] is not None:
             assert s["ci_low"] <= s["estimate"] * (1 + 1e-9) + 1e-12
