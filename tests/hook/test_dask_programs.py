@@ -3,32 +3,18 @@ with proof from each process, and perflab's own ``dask`` target alike."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+import userprogram
 
 from perflab import RunSpec, measure
 from perflab.engines.dask_local import dask_settings
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 
-APPS = Path(__file__).parent / "apps"
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for app in APPS.glob("*.py"):
-        shutil.copy(app, tmp_path / app.name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / ".perflab"))
-    (tmp_path / "runs").mkdir(mode=0o700)
-    return tmp_path
-
-
-def _spec(work: Path, command: str, treatments: str, **kw) -> RunSpec:
-    spec = RunSpec(command=command, cwd=str(work), run_root=str(work / "runs"), **kw)
-    return treat(spec, treatments, load_catalogs())
+work = userprogram.work  # the fixture: the user's folder with the apps
+_spec = userprogram.spec_for
 
 
 def test_the_dask_catalog_has_factors_for_config_and_cluster() -> None:

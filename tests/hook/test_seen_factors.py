@@ -5,33 +5,17 @@ command's Python processes saw at start-up, or the run fails with the cause
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
+import userprogram
 
-from perflab import RunSpec, measure
-from perflab.factors.catalog import load_catalogs
-from perflab.factors.treat import treat
+from perflab import measure
 from perflab.hook import judge
 from perflab.hook.seen import filesystem, seen_ops
 
-APPS = Path(__file__).parent / "apps"
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for app in APPS.glob("*.py"):
-        shutil.copy(app, tmp_path / app.name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / ".perflab"))
-    (tmp_path / "runs").mkdir(mode=0o700)
-    return tmp_path
-
-
-def _spec(work: Path, command: str, treatments: str, **kw) -> RunSpec:
-    spec = RunSpec(command=command, cwd=str(work), run_root=str(work / "runs"), **kw)
-    return treat(spec, treatments, load_catalogs())
+work = userprogram.work  # the fixture: the user's folder with the apps
+_spec = userprogram.spec_for
 
 
 def _proc(pid: int, **kw) -> dict:

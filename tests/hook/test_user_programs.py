@@ -3,34 +3,16 @@ proof in the record, or the run fails with the cause (perflab/hook, factors/trea
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+import userprogram
 
 from conftest import perflab_json
-from perflab import PerflabError, RunSpec, measure
-from perflab.factors.catalog import load_catalogs
-from perflab.factors.treat import treat
+from perflab import PerflabError, measure
 
-APPS = Path(__file__).parent / "apps"
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's folder holding copies of the apps; perflab's home and runs beside it."""
-    for app in APPS.glob("*.py"):
-        shutil.copy(app, tmp_path / app.name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / ".perflab"))
-    (tmp_path / "runs").mkdir(mode=0o700)
-    return tmp_path
-
-
-def _spec(work: Path, command: str, treatments: str = "", **kw) -> RunSpec:
-    spec = RunSpec(command=command, cwd=str(work), run_root=str(work / "runs"), **kw)
-    return treat(spec, treatments, load_catalogs()) if treatments else spec
-
+work = userprogram.work  # the fixture: the user's folder with the apps
+_spec = userprogram.spec_for
 
 # --- which names reach the program, which are labels ------------------------------------------
 
