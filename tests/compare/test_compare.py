@@ -381,7 +381,10 @@ def test_history_names_the_cause_of_a_release_s_failed_runs() -> None:
     )  # fmt: skip
     releases = [Release("2025.12.1", RunSpec(), records=[failed]), Release("2026.6.1", RunSpec())]
     md = history_markdown(History("parsl", "us_per_task", releases, [], 0.05, 0.05))
-    assert "2025.12.1: 1 failed run(s); cause: ModuleNotFoundError: No module named 'numpy'" in md
+    assert (
+        "2025.12.1: 1 of 1 runs failed; no value; "
+        "cause: ModuleNotFoundError: No module named 'numpy'" in md
+    )
     assert "2026.6.1:" not in md
 
 

@@ -44,6 +44,9 @@ def test_a_refused_release_runs_once_and_its_cause_is_in_the_table(
     md = history_markdown(hist)
     row = next(ln for ln in md.splitlines() if ln.startswith("| 2024.1.8 |"))
     assert "| 0 | 1 | - | - |" in row and "refused: HTEX executor" in row
-    assert "2025.6.2: 1 failed run(s); cause: TimeoutError: run timed out" in md
+    assert (
+        "2025.6.2: 1 of 3 runs failed; its level is from the 2 measured; "
+        "cause: TimeoutError: run timed out"
+    ) in md
     # the unmeasured release is left out of the change-point search, not a NaN in it
     assert all("2024.1.8" not in (c.before, c.after) for c in hist.change_points)

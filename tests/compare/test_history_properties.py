@@ -1,8 +1,10 @@
 """Properties of ``history`` fed failed runs (issue 43), drawn by hypothesis: 2-5 releases,
 2-4 runs each, each run failed or measured (values from 1e-6 to 1e9, exact or noisy). Whatever
 the draw: a release with no ok run has no level (no geometric mean, no interval) and is named
-in ``absent`` with its cause; no change point names it; ``unanswered`` says so exactly when a
-release is absent; every reported number is finite and every interval holds its estimate.
+in ``absent`` with its cause; one with a single ok run keeps its value but no interval and is
+named in ``too_few``; no change point names either; ``unanswered`` says so exactly when a
+release is absent or too few; every reported number is finite and every interval holds its
+estimate.
 
 Examples: ``EXAMPLES`` (default profile; ``HYPOTHESIS_PROFILE=slow`` ten times more)."""
 
@@ -68,19 +70,26 @@ def test_a_failed_run_never_becomes_a_level_or_a_change_point(
         mp.setattr(history, "measure", measure)
         hist = history.run_history("toy", versions, RunSpec(command="x"), len(values[0]))
     out = hist.to_dict()
-    gone = {v for v, vals in zip(versions, values, strict=True) if all(x is None for x in vals)}
+    ok = {v: sum(x is not None for x in vals) for v, vals in zip(versions, values, strict=True)}
+    gone = {v for v, n in ok.items() if n == 0}
+    short = {v for v, n in ok.items() if n == 1}  # a value, but too few for the gate
     assert {a.split(" ")[0] for a in out["absent"]} == gone
-    assert all(CAUSE in a for a in out["absent"])
+    assert {a.split(" ")[0] for a in out["too_few"]} == short
+    assert all(CAUSE in a for a in out["absent"] + out["too_few"])
     for rel, vals in zip(out["releases"], values, strict=True):
         assert rel["values"] == [x for x in vals if x is not None]  # only what was measured
+        assert rel["n"] + rel["failed"] == rel["runs"] == len(vals)
         if rel["version"] in gone:
             assert "geo_mean" not in rel and "ci_low" not in rel
+        elif rel["version"] in short:  # its one value, and no interval of zero width
+            assert rel["geo_mean"] == pytest.approx(rel["values"][0], rel=1e-9)
+            assert "ci_low" not in rel
         else:
             assert rel["ci_low"] <= rel["geo_mean"] * (1 + 1e-9)
             assert rel["geo_mean"] <= rel["ci_high"] * (1 + 1e-9)
     for cp in out["change_points"]:
-        assert cp["before"] not in gone and cp["after"] not in gone
+        assert not {cp["before"], cp["after"]} & (gone | short)
         d = cp["decision"]
         assert d["ci_low"] <= d["ratio"] * (1 + 1e-9) and d["ratio"] <= d["ci_high"] * (1 + 1e-9)
-    assert (hist.unanswered() is not None) == bool(gone)
+    assert (hist.unanswered() is not None) == bool(gone | short)
     assert all(math.isfinite(x) for x in numbers_in(out))

@@ -23,6 +23,11 @@ from perflab.factors.requirements import check_requirement
 from perflab.run.measure import measure
 from perflab.spec import RunSpec
 
+#: The fewest values a release needs for its interval and for the gate that confirms a step
+#: beside it (the gate tests two samples of at least 2): a release that failed below this
+#: has no usable level, and the history leaves it out of the change-point search.
+MIN_VALUES = 2
+
 
 @dataclass
 class Release(Side):
@@ -36,15 +41,30 @@ class Release(Side):
         out: dict[str, Any] = {
             "version": self.version,
             "n": len(self.values),
-            "failed": sum(r.status != "ok" for r in self.records),
+            "failed": self.failed,
+            "runs": len(self.values) + self.failed,
             "values": self.values,
         }
         out.update(location(self.values))
+        if not self.usable:  # one value has no interval: a zero-width one would be invented
+            out.pop("ci_low", None)
+            out.pop("ci_high", None)
         errors = [r.error for r in self.records if r.status != "ok" and r.error]
         if errors:
             out["error"] = errors[-1][-400:]
             out["cause"] = self.cause()
         return out
+
+    @property
+    def failed(self) -> int:
+        """How many of its runs failed, or ended ok with no usable value."""
+        ok = sum(r.status == "ok" for r in self.records)
+        return len(self.records) - ok + max(0, ok - len(self.values))
+
+    @property
+    def usable(self) -> bool:
+        """Whether it has a level the change-point search and the gate can use."""
+        return len(self.values) >= MIN_VALUES
 
     def cause(self) -> str:
         """Why its runs failed: the last line of the last error (a traceback's last line
@@ -80,6 +100,7 @@ class History:
             "alpha": self.alpha,
             "releases": [r.summary() for r in self.releases],
             "absent": self.absent(),
+            "too_few": self.too_few(),
             "change_points": [
                 {
                     **c.to_dict(),
@@ -97,26 +118,38 @@ class History:
         for r in self.releases:
             if r.values:
                 continue
-            failed = sum(x.status != "ok" for x in r.records)
             why = r.cause() or f"no run gave a positive {self.metric}"
-            out.append(f"{r.version} failed in {failed} of {len(r.records)} runs: {why}")
+            out.append(f"{r.version} failed in {r.failed} of {r.failed} runs: {why}")
         return out
+
+    def too_few(self) -> list[str]:
+        """Each release whose failed runs left it a value but too few for an interval or the
+        gate, and why: its value is shown, but it is left out of the change-point search
+        (a step beside it could be proposed and never tested)."""
+        return [
+            f"{r.version} measured in {len(r.values)} of {len(r.values) + r.failed} runs "
+            f"(the gate needs {MIN_VALUES}): {r.cause() or f'no positive {self.metric}'}"
+            for r in self.releases
+            if r.values and not r.usable
+        ]
 
     def unanswered(self) -> str | None:
         """Why the history's question cannot be answered in full (None: it can): fewer than
-        two releases measured leave no change point to seek; a release with no value leaves
-        a gap where a step cannot be placed."""
-        absent = self.absent()
-        if not absent:
+        two usable releases leave no change point to seek; a release with no value, or too
+        few for the gate, leaves a gap where a step cannot be placed. Failed runs that
+        leave a release usable are said in the output, not here: its level is measured."""
+        gaps = self.absent() + self.too_few()
+        if not gaps:
             return None
-        measured = len(self.releases) - len(absent)
+        usable = sum(r.usable for r in self.releases)
         head = (
-            f"no change point can be sought ({measured} of {len(self.releases)} releases measured)"
-            if measured < 2
-            else f"{len(absent)} of {len(self.releases)} releases have no value (left out of "
-            "the change-point search)"
+            f"no change point can be sought ({usable} of {len(self.releases)} releases "
+            f"measured in {MIN_VALUES} runs or more)"
+            if usable < 2
+            else f"{len(gaps)} of {len(self.releases)} releases have no "
+            f"{'usable ' if self.too_few() else ''}value (left out of the change-point search)"
         )
-        return f"{head}: {'; '.join(absent)}"
+        return f"{head}: {'; '.join(gaps)}"
 
     def explain_command(self, cp: ChangePoint) -> str:
         """The ``perflab explain`` command that asks why this change point's step happened
@@ -193,9 +226,9 @@ def run_history(
             value = metric_value(rec, metric) if rec.status == "ok" else None
             if value is not None and value > 0:
                 rel.values.append(value)
-    # a release with no value (all runs failed) has no level to compare: it is left out of
-    # the search, and a change point spans it (named by the measured releases around it)
-    measured = [r for r in releases if r.values]
+    # a release with no value, or one too few for the gate, has no level to compare: it is
+    # left out of the search, and a change point spans it (named by the releases around it)
+    measured = [r for r in releases if r.usable]
     cps = change_points(
         [r.version for r in measured], [r.values for r in measured], metric, threshold, alpha
     )
@@ -221,13 +254,17 @@ def history_figure(hist: History, out_dir: Path) -> list[Path]:
 
     rows = [r.summary() for r in hist.releases if r.values]
     df = pd.DataFrame(rows)
+    if "ci_low" not in df:  # no release has an interval
+        df["ci_low"] = df["ci_high"] = float("nan")
     order = [r.version for r in hist.releases]
     df["release"] = pd.Categorical(df["version"], categories=order, ordered=True)
     df["x"] = [order.index(v) + 1 for v in df["version"]]
     p = (
         ggplot(df, aes("x", "geo_mean"))
         + geom_line(colour="#999999")
-        + geom_errorbar(aes(ymin="ci_low", ymax="ci_high"), width=0.2)
+        # a release with one value has no interval: its point alone, no bar
+        + geom_errorbar(aes(ymin="ci_low", ymax="ci_high"), data=df.dropna(subset=["ci_low"]),
+                        width=0.2)  # fmt: skip
         + geom_point(size=2.5)
         + theme_bw()
         + theme(axis_text_x=element_text(rotation=30, ha="right"))

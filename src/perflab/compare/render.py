@@ -144,7 +144,7 @@ def history_rows(h: History) -> list[tuple[str, ...]]:
         s = rel.summary()
         gm = s.get("geo_mean")
         change = _pct(gm / prev) if gm and prev else ""
-        ci = f"{number(s.get('ci_low'))} – {number(s.get('ci_high'))}" if gm else "-"
+        ci = f"{number(s['ci_low'])} – {number(s['ci_high'])}" if "ci_low" in s else "-"
         cause = rel.cause()
         cause = cause if len(cause) <= 70 else cause[:69] + "…"
         rows.append((rel.version, str(s["n"]), str(s["failed"]), number(gm), ci, change, cause))
@@ -156,20 +156,30 @@ HISTORY_COLUMNS = ("release", "n", "failed", "geo. mean", "95% CI", "vs previous
 
 
 def failure_lines(h: History) -> list[str]:
-    """Each release with failed runs, and the cause: the last line of its last error (a
-    traceback's last line names what went wrong, e.g. a module the release's venv lacks)."""
+    """Each release with failed runs: how many of how many, what that leaves of its level,
+    and the cause (the last line of its last error: a traceback's last line names what went
+    wrong, e.g. a module the release's venv lacks)."""
     out = []
     for rel in h.releases:
-        s = rel.summary()
-        if s["failed"]:
-            out.append(f"{rel.version}: {s['failed']} failed run(s); cause: {rel.cause()}")
+        if not rel.failed:
+            continue
+        n = len(rel.values)
+        left = (
+            "no value"
+            if not n
+            else f"its level is from the {n} measured"
+            if rel.usable
+            else f"{n} measured, too few for the gate: left out of the change-point search"
+        )
+        cause = rel.cause() or f"no positive {h.metric}"
+        out.append(f"{rel.version}: {rel.failed} of {n + rel.failed} runs failed; {left}; cause: {cause}")
     return out
 
 
 def change_point_lines(h: History) -> list[str]:
     """Each proposed change point, named by the releases around it, with the gate's verdict."""
-    if sum(bool(r.values) for r in h.releases) < 2:  # "none proposed" would be a claim
-        return ["no change point sought: fewer than two releases measured"]
+    if sum(r.usable for r in h.releases) < 2:  # "none proposed" would be a claim
+        return ["no change point sought: fewer than two releases measured in 2 runs or more"]
     if not h.change_points:
         return ["no change point proposed"]
     out = []
