@@ -1,21 +1,27 @@
 """Issue 43: a perfectly collinear pair is said as aliased in the terminal too, as in the JSON
-(``aliases``) and the HTML page; the terminal said only "n/a (not assessable)"."""
+(``aliases``) and the HTML page; the terminal said only "n/a (not assessable)". Both say it
+in one wording (``claim_text``): the page said "exploratory (aliased with b)"."""
 
 from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from perflab.analysis import analyze
 from perflab.analysis.data import from_frame
-from perflab.report.terminal import print_analysis
+from perflab.report import html as report_html
+from perflab.report.terminal import claim_text, print_analysis
 
 
-def _collinear() -> dict:
+def _frame() -> pd.DataFrame:
     # a and b always together (the degenerate table's "collinear pair"), c varied apart
     sets = [(0, 0, 0), (1, 1, 0), (0, 0, 1), (1, 1, 1)] * 3
     noise = [0.0, 1.5, -1.0, 0.5, -0.5, 1.0] * 2
-    df = pd.DataFrame(
+    return pd.DataFrame(
         {
             "run_id": [f"r{i}" for i in range(12)],
             "timestamp": [1.7e9 + i for i in range(12)],
@@ -28,7 +34,10 @@ def _collinear() -> dict:
             "c": [s[2] for s in sets],
         }
     )
-    return analyze(from_frame(df)).to_json()
+
+
+def _collinear() -> dict:
+    return analyze(from_frame(_frame())).to_json()
 
 
 def test_the_terminal_names_the_alias_chain(
@@ -43,3 +52,21 @@ def test_the_terminal_names_the_alias_chain(
     assert "aliased with b" in rows["a"] and "aliased with a" in rows["b"], rows
     assert "exploratory" not in rows["a"]  # no claim of any kind on an inestimable effect
     assert "aliased" not in rows["c"]
+
+
+def test_the_page_words_a_claim_as_the_terminal_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the figures are not what is tested here: drawing them would take most of a minute
+    monkeypatch.setattr(report_html, "render_figures", lambda ctx, out: ([], []))
+    monkeypatch.setattr(report_html, "write_interactive", lambda *a: None)
+    df = _frame()
+    page = report_html.write_report(from_frame(df), df, tmp_path, "collinear").read_text()
+    table = page.split("<h2>Per-factor effects</h2>")[1].split("</table>")[0]
+    cells = {
+        unescape(m[0]): unescape(m[1])
+        for m in re.findall(r"<tr><td>([^<]*)</td>(?:<td[^>]*>[^<]*</td>){3}<td>([^<]*)</td>", table)
+    }
+    a = _collinear()
+    assert cells == {f: claim_text(v) for f, v in a["factors"].items()}, cells
+    assert cells["a"] == "aliased with b" and cells["b"] == "aliased with a"

@@ -364,8 +364,9 @@ def _effects_table(console: Console, a: dict[str, Any], wide: bool = False) -> N
 
 
 def claim_text(v: dict[str, Any]) -> str:
-    """A factor's claim, with the chain it cannot be told apart from (as the HTML page says
-    it): "n/a (not assessable)" alone did not say why, nor which factor to vary apart."""
+    """A factor's claim as every output words it (the terminal table and the HTML page both
+    call this): the chain it cannot be told apart from when it is aliased, for "n/a (not
+    assessable)" alone did not say why, nor which factor to vary apart."""
     aliases = v.get("aliases") or []
     if not aliases:
         return str(v.get("claim", ""))
