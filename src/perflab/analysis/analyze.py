@@ -23,6 +23,7 @@ from perflab.analysis.pca import pca_of_paths
 from perflab.analysis.setstats import covariates
 from perflab.analysis.sweeps import sweep_section
 from perflab.errors import PerflabError
+from perflab.run.record import metric_unit
 
 #: The drift terms the JSON's ``drift`` names (null when a term was not fitted).
 DRIFT_KEYS = ("hours", "cos_day", "sin_day")
@@ -172,17 +173,19 @@ def _summary(
         "factors": factor_entries(ds, inf.factors, d),
         "interactions": inf.interactions,
         "interactions_note": inf.interactions_note,
-        "headline": headline(inf),
+        "headline": headline(inf, ds.metric),
     }
 
 
-def headline(inf: Inference) -> dict[str, Any]:
-    """The one interaction a summary may name: the strongest significant after correction."""
+def headline(inf: Inference, metric: str = "us_per_task") -> dict[str, Any]:
+    """The one interaction a summary may name: the strongest significant after correction
+    (in ``metric``'s unit)."""
     sig = [r for r in inf.interactions if r["significant"]]
     if sig:
         r = sig[0]
         text = (
-            f"strongest interaction {r['a']} x {r['b']} {r['effect_us']:+.0f} µs/task "
+            f"strongest interaction {r['a']} x {r['b']} {r['effect_us']:+.0f} "
+            f"{metric_unit(metric)} "
             f"(95% CI {r['ci_low']:.0f} .. {r['ci_high']:.0f}; significant after correction)"
         )
         return {"interaction": r, "text": text}
@@ -208,13 +211,14 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
     pi = sp.get("pi_us")
     measured = float(result["base_us"]) if result.get("base_measured") else None
     best_set = list(result["best_set"])
+    unit = metric_unit(result.get("metric", "us_per_task"))  # the metric analysed, not µs/task
     base_text = (
-        f"{base_pred:,.1f} µs/task predicted" if base_pred is not None else "not predictable"
+        f"{base_pred:,.1f} {unit} predicted" if base_pred is not None else "not predictable"
     ) + (f" (measured mean {measured:,.1f})" if measured is not None else " (not measured)")
     best_text = (
-        f"{best:,.1f} µs/task predicted with "
+        f"{best:,.1f} {unit} predicted with "
         + ("[" + ", ".join(best_set) + "]" if best_set else "no treatment")
-        + (f"; one run: {pi[0]:,.0f}..{pi[1]:,.0f} µs/task (95% PI)" if pi else "")
+        + (f"; one run: {pi[0]:,.0f}..{pi[1]:,.0f} {unit} (95% PI)" if pi else "")
     )
     speedup_text = _speedup_text(ratio, ci, bool(sp.get("exact")))
     if sp.get("untreated"):

@@ -18,6 +18,7 @@ from perflab.report.assemble import build
 from perflab.report.interactive import write_interactive
 from perflab.report.render import render_figures
 from perflab.report.terminal import claim_text
+from perflab.run.record import metric_unit
 
 MAX_TABLE_ROWS = 1000
 
@@ -110,7 +111,8 @@ def write_report(
         runs=table.fillna("").to_dict("records"),
         n_runs=len(runs),
         run_columns=cols,
-        claim_text=claim_text,  # the terminal's wording, from the same function
+        claim_text=claim_text,
+        unit=metric_unit(a["metric"]),  # the terminal's wording, from the same function
         numeric={"us_per_task", "tasks_per_s", "utilization"},
         seconds=time.perf_counter() - t0,
     )

@@ -22,7 +22,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from perflab.run.record import RunRecord
+from perflab.run.record import RunRecord, metric_unit
 
 err_console = Console(stderr=True)
 
@@ -319,15 +319,16 @@ def print_analysis(a: dict[str, Any], wide: bool = False) -> None:
     elif not a.get("interactions_note"):  # a note is the headline already
         console.print("interactions: none assessable (the pairwise model has no residual df)")
     sh = a["shapley"]
+    unit = metric_unit(a.get("metric", "us_per_task"))
     console.print(
-        f"Shapley attribution of {sh['total_us']:,.1f} µs/task "
+        f"Shapley attribution of {sh['total_us']:,.1f} {unit} "
         f"({sh['measured_sets']}/{sh['sets']} subsets measured, the rest modelled):"
     )
     for f, v in sorted(sh["values"].items(), key=lambda kv: kv[1]):
         console.print(f"  {f:32s} {v:10,.1f}")
     m = a["models"]
     console.print(
-        "models (R², CV RMSE µs, folds over sets): "
+        f"models (R², CV RMSE {unit}, folds over sets): "
         + ", ".join(f"{k} {num(v['r2'], '.3f')}/{num(v['cv_rmse_us'])}" for k, v in m.items())
         + f"; predictions from: {a['better_model']}"
     )
@@ -360,7 +361,8 @@ def _effects_table(console: Console, a: dict[str, Any], wide: bool = False) -> N
         ]
         for f, v in sorted(a["factors"].items(), key=lambda kv: num_key(kv[1]["effect_us"]))
     ]
-    _print_fitted(console, "per-factor effects (µs/task; negative = faster)", cols, rows, wide)
+    unit = metric_unit(a.get("metric", "us_per_task"))
+    _print_fitted(console, f"per-factor effects ({unit}; negative = faster)", cols, rows, wide)
 
 
 def claim_text(v: dict[str, Any]) -> str:

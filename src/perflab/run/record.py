@@ -27,6 +27,31 @@ METRICS = (
     "log_bytes",
 )
 
+#: The unit each metric's numbers are printed with (``metric_unit``): the one place a
+#: label such as "µs/task" is tied to its metric, so ``analyze --metric wall_s`` says "s".
+METRIC_UNITS = {
+    "tasks": "tasks",
+    "wall_s": "s",
+    "us_per_task": "µs/task",
+    "tasks_per_s": "tasks/s",
+    "first_result_s": "s",
+    "submit_s": "s",
+    "cpu_user_s": "s",
+    "cpu_sys_s": "s",
+    "utilization": "utilization",
+    "peak_rss_bytes": "bytes",
+    "ctx_switches": "switches",
+    "write_bytes": "bytes",
+    "log_bytes": "bytes",
+}
+
+
+def metric_unit(metric: str) -> str:
+    """The unit ``metric``'s numbers are printed with ("µs/task", "s", …); a metric perflab
+    does not know (a column of an imported CSV) is named instead."""
+    return METRIC_UNITS.get(metric, metric)
+
+
 #: Each metric's sign rule: time-like scores and rates must be > 0 (a run cannot take no
 #: time), counts and resources >= 0. Every value must be finite. Black-box scores and
 #: imported CSVs are held to the same rules.
