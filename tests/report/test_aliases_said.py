@@ -63,10 +63,8 @@ def test_the_page_words_a_claim_as_the_terminal_does(
     df = _frame()
     page = report_html.write_report(from_frame(df), df, tmp_path, "collinear").read_text()
     table = page.split("<h2>Per-factor effects</h2>")[1].split("</table>")[0]
-    cells = {
-        unescape(m[0]): unescape(m[1])
-        for m in re.findall(r"<tr><td>([^<]*)</td>(?:<td[^>]*>[^<]*</td>){3}<td>([^<]*)</td>", table)
-    }
+    row = r"<tr><td>([^<]*)</td>(?:<td[^>]*>[^<]*</td>){3}<td>([^<]*)</td>"
+    cells = {unescape(m[0]): unescape(m[1]) for m in re.findall(row, table)}
     a = _collinear()
     assert cells == {f: claim_text(v) for f, v in a["factors"].items()}, cells
     assert cells["a"] == "aliased with b" and cells["b"] == "aliased with a"

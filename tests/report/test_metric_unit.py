@@ -25,7 +25,9 @@ def _frame() -> pd.DataFrame:
             "run_id": [f"r{i}" for i in range(len(sets))],
             "timestamp": [1.7e9 + i for i in range(len(sets))],
             "status": "ok",
-            "wall_s": [2.0 - 0.3 * a - 0.1 * b + e for (a, b, _), e in zip(sets, noise, strict=True)],
+            "wall_s": [
+                2.0 - 0.3 * a - 0.1 * b + e for (a, b, _), e in zip(sets, noise, strict=True)
+            ],
             "a": [s[0] for s in sets],
             "b": [s[1] for s in sets],
             "c": [s[2] for s in sets],
@@ -62,3 +64,24 @@ def test_the_page_says_seconds_too(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     text = page.read_text()
     assert "<th>effect s</th>" in text and " s predicted" in text
     assert "µs" not in text.split("<h2>Runs</h2>")[0]
+
+
+def test_every_figure_labels_the_metric_analysed() -> None:
+    # each figure's plot and caption, built but not drawn (drawing takes most of a minute)
+    from perflab.report.assemble import build
+    from perflab.report.figures import FIGURES, NotDrawn
+
+    df = _frame()
+    ctx = build(from_frame(df, metric="wall_s"), df)
+    made, said = 0, []
+    for name in FIGURES:
+        try:
+            plot, caption = FIGURES.get(name).make(ctx)
+        except NotDrawn as why:
+            said.append(str(why))
+            continue
+        made += 1
+        labels = " ".join(str(v) for v in vars(plot.labels).values())
+        assert "µs" not in labels + caption, (name, labels, caption)
+    assert made >= 8  # the effects, the models, the paths, the runs and the scatters
+    assert "tasks/s comes from µs/task; the metric analysed is wall_s" in said

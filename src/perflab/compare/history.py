@@ -263,8 +263,9 @@ def history_figure(hist: History, out_dir: Path) -> list[Path]:
         ggplot(df, aes("x", "geo_mean"))
         + geom_line(colour="#999999")
         # a release with one value has no interval: its point alone, no bar
-        + geom_errorbar(aes(ymin="ci_low", ymax="ci_high"), data=df.dropna(subset=["ci_low"]),
-                        width=0.2)  # fmt: skip
+        + geom_errorbar(
+            aes(ymin="ci_low", ymax="ci_high"), data=df.dropna(subset=["ci_low"]), width=0.2
+        )  # fmt: skip
         + geom_point(size=2.5)
         + theme_bw()
         + theme(axis_text_x=element_text(rotation=30, ha="right"))

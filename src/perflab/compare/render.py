@@ -172,7 +172,8 @@ def failure_lines(h: History) -> list[str]:
             else f"{n} measured, too few for the gate: left out of the change-point search"
         )
         cause = rel.cause() or f"no positive {h.metric}"
-        out.append(f"{rel.version}: {rel.failed} of {n + rel.failed} runs failed; {left}; cause: {cause}")
+        runs = f"{rel.failed} of {n + rel.failed} runs failed"
+        out.append(f"{rel.version}: {runs}; {left}; cause: {cause}")
     return out
 
 

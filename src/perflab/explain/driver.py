@@ -18,6 +18,7 @@ from perflab.explain.plan import (
     Setup,
     add_module_revert,
     add_sources,
+    contained,
     make_plan,
     rounds,
     stage,
@@ -286,6 +287,8 @@ def _focus(
             if (v := value(rec, metric)) is not None
         ]
         est = focus_estimates(data, survivors, setup.alpha, setup.threshold)
+        claimed = [f for f, e in est["factors"].items() if e["claimed"]]
+        est["contained"] = contained(prep.tables, claimed)
         out[metric] = est
     return out
 

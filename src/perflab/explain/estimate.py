@@ -171,12 +171,36 @@ def focus_estimates(
             and abs(share["share"]) >= threshold,
             **share,
         }
+    claimed = [f for f, e in out["factors"].items() if e["claimed"]]
+    if len(claimed) > 1:
+        out["claimed_sum"] = _sum_share(fit, claimed, conf, bool(exact))
     # B with every factor reverted (one factor: that factor's condition) against A
     every = ALL if ALL in {r[0] for r in rows} else (factors[0] if len(factors) == 1 else None)
     if every is not None:
         out["joint"] = _share(fit, every, conf)
         out["residual"] = residual(fit, every, conf, threshold)
     return out
+
+
+def _sum_share(fit: Any, conds: list[str], conf: float, exact: bool) -> dict[str, Any]:
+    """The claimed factors' shares added up, with a delta-method interval (the shares share
+    the fit, so their covariances count). ``overlap``: the sum is past 100 % beyond its
+    interval, so some part of the step is claimed by more than one factor (a revert that
+    contains another, or two changes that each undo the same cost)."""
+    ka, ks = _coef(A), [_coef(c) for c in conds]
+    ba, bs = float(fit.params[ka]), [float(fit.params[k]) for k in ks]
+    den = 1 - math.exp(ba)
+    parts = sum(1 - math.exp(b) for b in bs)
+    total = parts / den
+    grad = np.array([*(-math.exp(b) / den for b in bs), parts * math.exp(ba) / den**2])
+    cov = fit.cov_params().loc[[*ks, ka], [*ks, ka]].to_numpy()
+    se = 0.0 if exact else float(math.sqrt(max(grad @ cov @ grad, 0.0)))
+    t = float(t_ppf(0.5 + conf / 2, fit.df_resid))
+    low, high = total - t * se, total + t * se
+    return {
+        "factors": conds, "share": total, "low": low, "high": high,
+        "overlap": bool(low > 1 + EXACT_RTOL),
+    }  # fmt: skip
 
 
 def residual(fit: Any, cond: str, conf: float, threshold: float) -> dict[str, Any]:

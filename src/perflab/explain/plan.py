@@ -197,6 +197,24 @@ def add_module_revert(setup: Setup, prep: ExplainPlan, failed: list[str]) -> str
     return name
 
 
+def contained(tables: dict[str, Any], factors: list[str]) -> list[list[str]]:
+    """Each pair [x, y] of ``factors`` not varied apart: x reverts whole a module y changes
+    (a module revert holds every hunk and default of its modules), so reverting x reverts y
+    too and their shares count the same part of the step."""
+
+    def modules(f: str, whole: bool) -> set[str]:
+        ops = tables.get(f, {}).get("transform") or []
+        return {t["module"] for t in ops
+                if "module" in t and (t.get("op") == "replace_module") == whole}  # fmt: skip
+
+    return [
+        [x, y]
+        for x in factors
+        for y in factors
+        if x != y and modules(x, True) & (modules(y, False) | modules(y, True))
+    ]
+
+
 def _safety(
     setup: Setup, changes: list[dflt.DefaultChange], spec_b: RunSpec
 ) -> tuple[RunSpec, dict[str, Any], dict[str, Any]]:

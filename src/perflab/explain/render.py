@@ -88,6 +88,7 @@ def _focus_lines(r: dict[str, Any], metric: str) -> list[str]:
             f"  {f[:48]:<48} {_pct(e['share']):>14} {_pct(e['low']) + '–' + _pct(e['high']):>16}"
             f" {_p(e['p_holm'])}  {'yes' if e['claimed'] else 'no'}"
         )
+    out += overlap_lines(est)
     if not est["factors"]:
         out.append(
             f"  no factor survived the screen: the whole step is unexplained (B/A "
@@ -99,6 +100,27 @@ def _focus_lines(r: dict[str, Any], metric: str) -> list[str]:
             f"  B with every survivor reverted vs A: ratio {res['ratio']:.3f} "
             f"({res['low']:.3f}–{res['high']:.3f}) → {res['verdict']}; together they explain "
             f"{_pct(j['share'])} ({_pct(j['low'])}–{_pct(j['high'])})"
+        )
+    return out
+
+
+def overlap_lines(est: dict[str, Any]) -> list[str]:
+    """What the claimed factors share: each claimed alone, their shares may count one part
+    of the step twice. Said when a claimed revert contains another's module (not varied
+    apart), or when their shares add up past 100 % beyond the sum's interval."""
+    out = []
+    for x, y in est.get("contained") or []:
+        out.append(
+            f"  {x} and {y} overlap: {x} reverts whole a module {y} changes, so they were "
+            "not varied apart and their shares count the same part of the step"
+        )
+    s = est.get("claimed_sum")
+    if s and s["overlap"]:
+        out.append(
+            f"  the claimed shares overlap: {', '.join(s['factors'])} add up to "
+            f"{_pct(s['share'])} ({_pct(s['low'])}–{_pct(s['high'])}) of the step, past "
+            "100 %: each was measured reverted alone, so they are not slices of the step that "
+            "add up"
         )
     return out
 

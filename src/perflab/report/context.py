@@ -11,6 +11,7 @@ import pandas as pd
 
 from perflab.analysis.analyze import Analysis
 from perflab.analysis.data import Dataset
+from perflab.run.record import metric_unit
 
 #: Scatter plots draw at most this many points (a random sample; captions say so).
 MAX_POINTS = 20_000
@@ -32,6 +33,11 @@ class Context:
     def analysis(self) -> dict[str, Any]:
         # built once: every figure reads it, several times
         return self.fit.to_json()
+
+    @property
+    def unit(self) -> str:
+        """The unit of the metric analysed ("µs/task", "s", …): every axis and caption's."""
+        return metric_unit(self.ds.metric)
 
     @property
     def deltas(self) -> pd.DataFrame:

@@ -91,8 +91,8 @@ def spec(ctx: Context, factor: str, colour_by: str | None) -> dict[str, Any]:
     tooltip = [
         {"field": "before_set", "title": "X"},
         {"field": "after_set", "title": "X + factor"},
-        {"field": "before", "title": "µs/task before", "format": ",.1f"},
-        {"field": "after", "title": "µs/task after", "format": ",.1f"},
+        {"field": "before", "title": f"{ctx.unit} before", "format": ",.1f"},
+        {"field": "after", "title": f"{ctx.unit} after", "format": ",.1f"},
         {"field": "run_pairs", "title": "run pairs"},
         {"field": "runs_before", "title": "runs of X"},
         {"field": "runs_after", "title": "runs of X + factor"},
@@ -133,13 +133,13 @@ def spec(ctx: Context, factor: str, colour_by: str | None) -> dict[str, Any]:
                     "x": {
                         "field": "before",
                         "type": "quantitative",
-                        "title": "µs/task before",
+                        "title": f"{ctx.unit} before",
                         "scale": {"zero": False},
                     },
                     "y": {
                         "field": "after",
                         "type": "quantitative",
-                        "title": "µs/task after adding the factor",
+                        "title": f"{ctx.unit} after adding the factor",
                         "scale": {"zero": False},
                     },
                     "color": {

@@ -49,7 +49,7 @@ def _scatter(ctx: Context, f: str, colour_by: str | None) -> Result:
         + geom_blank(aes("before", "after"), data=square, inherit_aes=False)
         + geom_abline(slope=1, intercept=0, linetype="dashed")
         + theme_bw()
-        + labs(x="µs/task before", y=f"µs/task after adding {f}")
+        + labs(x=f"{ctx.unit} before", y=f"{ctx.unit} after adding {f}")
     )
     if colour_by:
         p = p + labs(colour=f"{colour_by}\nalready applied")
@@ -105,7 +105,7 @@ def colour(ctx: Context) -> Result:
         + geom_point(alpha=0.7)
         + scale_color_gradient2(low="#2166ac", mid="#eeeeee", high="#b2182b", midpoint=0)
         + theme_bw()
-        + labs(x="µs/task before adding the factor", y="", colour="log2(after/before)")
+        + labs(x=f"{ctx.unit} before adding the factor", y="", colour="log2(after/before)")
     )
     return p, (
         "Each delta placed by how slow the run was before the factor, coloured by the "

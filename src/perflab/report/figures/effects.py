@@ -43,7 +43,7 @@ def _effects(a: dict[str, Any], label: str = "") -> pd.DataFrame:
     return df.sort_values("effect")
 
 
-def _bars(df: pd.DataFrame, dodge: bool = False) -> ggplot:
+def _bars(df: pd.DataFrame, unit: str, dodge: bool = False) -> ggplot:
     order = list(df.groupby("factor")["effect"].mean().sort_values().index)[::-1]
     df = df.assign(factor=pd.Categorical(df["factor"], categories=order))
     pos = position_dodge(width=0.8)
@@ -57,7 +57,7 @@ def _bars(df: pd.DataFrame, dodge: bool = False) -> ggplot:
         + coord_flip()
         + geom_hline(yintercept=0)
         + theme_bw()
-        + labs(x="", y="change in µs/task from adding the factor (negative = faster)")
+        + labs(x="", y=f"change in {unit} from adding the factor (negative = faster)")
     )
 
 
@@ -65,9 +65,9 @@ def _bars(df: pd.DataFrame, dodge: bool = False) -> ggplot:
 def means(ctx: Context) -> Result:
     if all(v["effect_us"] is None for v in ctx.analysis["factors"].values()):
         raise NotDrawn("no factor's effect is estimable (each is aliased with others)")
-    p = _bars(_effects(ctx.analysis)) + theme(legend_position="none")
+    p = _bars(_effects(ctx.analysis), ctx.unit) + theme(legend_position="none")
     return p, (
-        "Average change in µs/task from adding each factor to a treatment set drawn like "
+        f"Average change in {ctx.unit} from adding each factor to a treatment set drawn like "
         "the measured ones (average marginal effect from the pairwise model), with 95% "
         "confidence intervals. Bars left of zero make runs faster."
     )
@@ -91,7 +91,7 @@ def _without(ctx: Context) -> dict[str, Any]:
 
 @figure("1_means_keep_logs", "Mean effects without the logging factors")
 def means_keep_logs(ctx: Context) -> Result:
-    p = _bars(_effects(_without(ctx))) + theme(legend_position="none")
+    p = _bars(_effects(_without(ctx)), ctx.unit) + theme(legend_position="none")
     return p, (
         f"The same, using only the runs without {', '.join(ctx.without)}: what each other "
         "factor does when logging stays on. This is not the first plot minus some bars: "
@@ -114,7 +114,7 @@ def means_both(ctx: Context) -> Result:
     both = both[both["effect"].notna()]
     if both["view"].nunique() < 2:
         raise NotDrawn("no factor has an estimated effect in both views")
-    return _bars(both, dodge=True) + labs(fill=""), (
+    return _bars(both, ctx.unit, dodge=True) + labs(fill=""), (
         "Both views side by side: a factor whose bar grows without the logging factors saves "
         "more when logging is on."
     )

@@ -32,7 +32,7 @@ def _fit_plot(ctx: Context, name: str) -> Result:
         + geom_point(alpha=0.3)
         + geom_abline(slope=1, intercept=0, linetype="dashed")
         + theme_bw()
-        + labs(x="measured µs/task", y="predicted µs/task")
+        + labs(x=f"measured {ctx.unit}", y=f"predicted {ctx.unit}")
     )
     what = (
         "factors plus drift terms (hours, time of day)"
@@ -41,7 +41,7 @@ def _fit_plot(ctx: Context, name: str) -> Result:
     )
     return (
         p,
-        f"Linear model of µs/task on {what}: R² = {r2:.3f}{note}. "
+        f"Linear model of {ctx.ds.metric} on {what}: R² = {r2:.3f}{note}. "
         "Points on the diagonal are fitted well.",
     )
 
@@ -69,7 +69,7 @@ def lm3_cols(ctx: Context) -> Result:
         + coord_flip()
         + geom_hline(yintercept=0)
         + theme_bw()
-        + labs(x="", y="µs/task", fill="")
+        + labs(x="", y=ctx.unit, fill="")
     )
     return p, (
         "Two estimates of each factor's cost: the linear model's coefficient (fitted over "
@@ -101,7 +101,7 @@ def lm6_tiles(ctx: Context) -> Result:
         + scale_fill_gradient2(low="#2166ac", mid="#ffffff", high="#b2182b", midpoint=0)
         + theme_bw()
         + theme(axis_text_x=element_text(rotation=90))
-        + labs(x="", y="", fill="µs/task")
+        + labs(x="", y="", fill=ctx.unit)
     )
     return p, (
         "Interaction contrast T(X+a+b) − T(X+a) − T(X+b) + T(X) for every pair (symmetric). "

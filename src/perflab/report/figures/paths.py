@@ -1,4 +1,5 @@
-"""The path from slow to fast: waterfalls in µs/task and tasks/s, and treemaps."""
+"""The path from slow to fast: waterfalls in the metric's unit (and tasks/s, from µs/task),
+and treemaps."""
 
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ def _steps(ctx: Context, which: str) -> pd.DataFrame:
 def _waterfall(ctx: Context, which: str, rate: bool) -> Result:
     if len(ctx.analysis["paths"][which]) < 2:
         raise NotDrawn("the path has no step (the best set is the untreated set)")
+    if rate and ctx.ds.metric != "us_per_task":  # tasks/s is 1e6 / µs per task, nothing else
+        raise NotDrawn(f"tasks/s comes from µs/task; the metric analysed is {ctx.ds.metric}")
     df = _steps(ctx, which)
     y, y0 = ("rate", "prev_rate") if rate else ("us", "prev_us")
     df["lo"] = np.minimum(df[y], df[y0])
@@ -56,7 +59,7 @@ def _waterfall(ctx: Context, which: str, rate: bool) -> Result:
         + scale_x_continuous(breaks=list(df["i"]), labels=list(df["label"].astype(str)))
         + theme_bw()
         + theme(axis_text_x=element_text(rotation=30, ha="right"), legend_position="none")
-        + labs(x="", y="tasks/s" if rate else "µs/task")
+        + labs(x="", y="tasks/s" if rate else ctx.unit)
     )
     how = (
         "greedily, the best next factor first"
@@ -70,7 +73,7 @@ def _waterfall(ctx: Context, which: str, rate: bool) -> Result:
         "tasks/s: the same path in throughput, where late small savings in µs/task become "
         "large gains"
         if rate
-        else "µs/task"
+        else ctx.unit
     )
     return p, f"From the untreated set to the predicted best, adding factors {how}; in {unit}."
 
@@ -98,7 +101,7 @@ def _treemap(ctx: Context, which: str) -> Result:
         + labs(x="", y="")
     )
     return p, (
-        "The untreated run's µs/task as an area: what the path's factors saved, and what "
+        f"The untreated run's {ctx.unit} as an area: what the path's factors saved, and what "
         "remains at the end."
     )
 
@@ -124,7 +127,7 @@ def _squarify(
 
 
 for _which, _suffix in (("greedy", ""), ("nice", "_nice")):
-    figure(f"6_shap{_suffix}", f"{_which} path in µs/task")(
+    figure(f"6_shap{_suffix}", f"{_which} path in the metric's unit")(
         lambda ctx, w=_which: _waterfall(ctx, w, rate=False)
     )
     figure(f"6_shap_by_rate{_suffix}", f"{_which} path in tasks/s")(

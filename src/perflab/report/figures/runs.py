@@ -36,10 +36,10 @@ def shapley_bars(ctx: Context) -> Result:
         + coord_flip()
         + geom_hline(yintercept=0)
         + theme_bw()
-        + labs(x="", y="µs/task attributed")
+        + labs(x="", y=f"{ctx.unit} attributed")
     )
     return p, (
-        f"Exact Shapley values: each factor's share of the {sh['total_us']:,.1f} µs/task "
+        f"Exact Shapley values: each factor's share of the {sh['total_us']:,.1f} {ctx.unit} "
         f"between {{{', '.join(sh['from']) or 'untreated'}}} and {{{', '.join(sh['to'])}}}, "
         f"averaged over every order of applying them ({sh['measured_sets']} of "
         f"{sh['sets']} subsets measured, the rest from the pairwise model). They sum to the total."
@@ -67,7 +67,7 @@ def replicates(ctx: Context) -> Result:
         + geom_point(aes(x="y", y="set"), data=df, size=1, alpha=0.5)
         + geom_point(aes(x="med"), colour="#b2182b", size=2.5, shape="|")
         + theme_bw()
-        + labs(x="µs/task", y="")
+        + labs(x=ctx.unit, y="")
     )
     return p, (
         "Spread of replicate runs of the same treatment set (the most replicated sets): "
@@ -76,7 +76,7 @@ def replicates(ctx: Context) -> Result:
     )
 
 
-@figure("drift", "µs/task over time")
+@figure("drift", "The metric over time")
 def drift(ctx: Context) -> Result:
     span = float(np.ptp(ctx.ds.t))
     if span <= 0:
@@ -99,7 +99,7 @@ def drift(ctx: Context) -> Result:
         + geom_line(aes("t", "resid"), data=_trend(df), colour="#b2182b", size=1)
         + geom_hline(yintercept=0)
         + theme_bw()
-        + labs(x=f"{unit} since the first run", y="µs/task − pairwise prediction")
+        + labs(x=f"{unit} since the first run", y=f"{ctx.unit} − pairwise prediction")
     )
     return p, (
         f"Residuals of the pairwise model over time{note}: a trend is drift of the machine, "
