@@ -132,8 +132,14 @@ def test_a_release_left_one_value_is_unusable_and_exits_1(
 ) -> None:
     # one value has no interval and the gate cannot test a step beside it: it used to be
     # searched, its candidate dropped unsaid, "no change point proposed" and exit 0
-    res = _run(tmp_path, monkeypatch, set(), "--json", some={"1.2": 2})
+    out = tmp_path / "out"  # the figure draws its one value as a point with no error bar
+    res = _run(tmp_path, monkeypatch, set(), "--json", "-o", str(out), some={"1.2": 2})
     assert res.exit_code == 1, res.output
+    assert (out / "history_toy.png").stat().st_size > 1000
+    # its line midway between 1.1 and 1.3 (x 2 and 4), on 1.2: index + 0.5 drew it at 2.5,
+    # between 1.1 and 1.2
+    cp = next(c for c in json.loads(res.stdout)["change_points"] if c["after"] == "1.3")
+    assert cp["index"] + 0.5 == 2.5 and history.step_x(VERSIONS, cp["before"], cp["after"]) == 3
     last = res.stderr.strip().splitlines()[-1]
     assert "1 of 4 releases have no usable value" in last
     assert "1.2 measured in 1 of 3 runs (the gate needs 2)" in last and CAUSE in last

@@ -235,6 +235,13 @@ def run_history(
     return History(package, metric, releases, cps, threshold, alpha)
 
 
+def step_x(order: list[str], before: str, after: str) -> float:
+    """Where a change point's line goes on the figure (release i at x = i + 1): midway
+    between its two releases, found by name. Its ``index`` counts only the releases searched,
+    so past a release left out the line was drawn beside the wrong release."""
+    return (order.index(before) + order.index(after)) / 2 + 1
+
+
 def history_figure(hist: History, out_dir: Path) -> list[Path]:
     """tasks/s (or the metric) per release with 95 % CIs; confirmed change points as solid
     lines between the two releases, unconfirmed candidates dashed. Writes PNG and SVG."""
@@ -280,7 +287,7 @@ def history_figure(hist: History, out_dir: Path) -> list[Path]:
     p = p + scale_x_continuous(breaks=list(range(1, len(order) + 1)), labels=order)
     for cp in hist.change_points:
         p = p + geom_vline(
-            xintercept=cp.index + 0.5,
+            xintercept=step_x(order, cp.before, cp.after),
             linetype="solid" if cp.confirmed else "dashed",
             colour="#c0392b" if cp.confirmed else "#7f8c8d",
         )
