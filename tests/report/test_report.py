@@ -105,5 +105,5 @@ def test_effects_with_unknown_cis_draw_without_error_bars(tmp_path: Path) -> Non
     from plotnine.exceptions import PlotnineWarning
 
     with pytest.warns(PlotnineWarning, match="geom_errorbar : Removed 1 rows"):
-        _bars(df).save(tmp_path / "bars.png", width=4, height=3, dpi=50, verbose=False)
+        _bars(df, "µs/task").save(tmp_path / "bars.png", width=4, height=3, dpi=50, verbose=False)
     assert (tmp_path / "bars.png").stat().st_size > 1000
