@@ -207,8 +207,7 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
     if ratio is None or not math.isfinite(ratio) or not best > 0:
         ratio = None
     base_pred = ratio * best if ratio is not None else None
-    ci = sp.get("ci")
-    pi = sp.get("pi_us")
+    ci, pi = sp.get("ci"), sp.get("pi_us")
     measured = float(result["base_us"]) if result.get("base_measured") else None
     best_set = list(result["best_set"])
     unit = metric_unit(result.get("metric", "us_per_task"))  # the metric analysed, not µs/task
