@@ -6,12 +6,23 @@ none defines its own Welch test, Holm or t interval."""
 from __future__ import annotations
 
 import ast
+import re
 
 import numpy as np
+import pytest
 from statsmodels.stats.multitest import multipletests
 
 from conftest import ROOT
-from perflab.analysis.stats import bonferroni
+from perflab.analysis.stats import (
+    Z95,
+    bonferroni,
+    bonferroni_level,
+    holm_levels,
+    norm_ppf,
+    spent_level,
+    split_level,
+    z_quantile,
+)
 
 SRC = ROOT / "src" / "perflab"
 HOME = SRC / "analysis" / "stats.py"
@@ -100,3 +111,112 @@ def test_bonferroni_is_statsmodels_over_the_whole_family() -> None:
     assert np.array_equal(bonferroni(p, 30), multipletests(p, method="bonferroni")[1])
     # a part of the family: each p counts the whole family, not only the part given
     assert np.array_equal(bonferroni(p[:5], 30), np.minimum(1.0, p[:5] * 30))
+
+
+#: Names of a significance level: a division of one (but by 2, a two-sided tail) is a
+#: multiplicity correction written in place.
+LEVEL_NAME = re.compile(r"alpha", re.IGNORECASE)
+#: Significance levels written as numbers.
+LEVELS = {0.1, 0.05, 0.025, 0.01, 0.005, 0.001}
+#: Two-sided normal quantiles of the usual confidences (90 %, 95 %, 98 %, 99 %, 99.9 %): a
+#: number this close to one is a z constant of its own.
+ZS = [z_quantile(c) for c in (0.9, 0.95, 0.98, 0.99, 0.999)]
+
+
+def _names_a_level(node: ast.expr) -> bool:
+    """Whether the dividend ``node`` is a level: a literal level itself, or arithmetic on a
+    name of one (``alpha * share``); what a call or a comprehension computes is not."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is float and node.value in LEVELS
+    return _level_name(node)
+
+
+def _level_name(node: ast.expr) -> bool:
+    if isinstance(node, ast.BinOp):
+        return _level_name(node.left) or _level_name(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _level_name(node.operand)
+    if isinstance(node, ast.Name):
+        return bool(LEVEL_NAME.search(node.id))
+    return isinstance(node, ast.Attribute) and bool(LEVEL_NAME.search(node.attr))
+
+
+def stray_corrections(source: str) -> list[str]:
+    """Each multiplicity correction (a level divided by a count) and each z constant (a
+    number within 1e-3 of a usual normal quantile, or a name ``Z95``-like bound to a value)
+    written in ``source`` instead of called from the home, as text."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            two = isinstance(node.right, ast.Constant) and node.right.value == 2
+            if not two and _names_a_level(node.left):
+                found.append(ast.unparse(node))
+        elif isinstance(node, ast.Constant) and type(node.value) is float:
+            if any(abs(node.value - z) < 1e-3 for z in ZS):
+                found.append(repr(node.value))
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and re.fullmatch(r"Z_?\d+", n.id):
+                        found.append(f"{n.id} =")
+    return found
+
+
+def test_no_module_but_the_home_corrects_for_multiplicity_or_has_a_z() -> None:
+    files = [*sorted(SRC.rglob("*.py")), *sorted((ROOT / "bench").glob("*.py"))]
+    stray = {
+        str(p.relative_to(ROOT)): found
+        for p in files
+        if p != HOME and (found := stray_corrections(p.read_text()))
+    }
+    assert stray == {}
+    assert stray_corrections(HOME.read_text()) != []  # the home is where they are
+
+
+def test_the_scan_finds_each_correction_and_z_written_in_place() -> None:
+    planted = {
+        "level = alpha / k": ["alpha / k"],
+        "level = self.alpha / self.planned": ["self.alpha / self.planned"],
+        "alpha = ALPHA / LOOKS": ["ALPHA / LOOKS"],
+        "early = alpha * SHARE / (n - 1)": ["alpha * SHARE / (n - 1)"],
+        "conf = 1 - 0.05 / max(1, n)": ["0.05 / max(1, n)"],
+        "q = t_ppf(ALPHA / (2 * n), df)": ["ALPHA / (2 * n)"],
+        "Z95 = 1.96": ["Z95 =", "1.96"],
+        "Z = 1.959964": ["1.959964"],
+        "h = 2.576 * se": ["2.576"],
+        "Z_99: float = z_quantile(0.99)": ["Z_99 ="],
+    }
+    for source, want in planted.items():
+        assert sorted(stray_corrections(source)) == sorted(want), source
+    # a two-sided tail, a mean, a ratio of other things, a float far from any z: all fine
+    fine = [
+        "q = norm_ppf(1 - alpha / 2)",  # a two-sided tail
+        "m = total / n\nr = base_level / level\nx = 2.0 * 1.5",
+        "s = float(p['task_ms']) * 0.001 * tasks / total",  # ms to s, not a level
+        "share = sum(abs(e) <= 0.10 for e in errs) / len(errs)",
+        "a = f(alpha) / n",  # what a call returns is not the level itself
+    ]
+    for source in fine:
+        assert stray_corrections(source) == [], source
+
+
+def test_the_corrections_spend_at_most_alpha() -> None:
+    assert bonferroni_level(0.05, 5) == 0.01
+    assert bonferroni_level(0.05, 0) == bonferroni_level(0.05, 1) == 0.05
+    early, last = split_level(0.01, 4, 0.2)
+    assert 4 * early + last == pytest.approx(0.01, rel=1e-12) and last == pytest.approx(0.008)
+    assert split_level(0.01, 0, 0.2) == (0.0, 0.01)
+    # an open-ended sequence: the planned ones at alpha / K, then halving, never above alpha
+    spent = [spent_level(0.05, 7, i) for i in range(1, 40)]
+    assert spent[:6] == [0.05 / 7] * 6 and spent[6] == 0.05 / 7 / 2
+    assert sum(spent) < 0.05
+    assert holm_levels(0.05, 4).tolist() == [0.0125, 0.05 / 3, 0.025, 0.05]
+
+
+def test_the_one_z_is_the_normal_quantile() -> None:
+    from scipy import stats as sps
+
+    assert Z95 == sps.norm.ppf(0.975) == z_quantile(0.95)
+    q = np.array([0.0, 1e-300, 0.025, 0.5, 0.975, 1.0, -0.1, 1.1])
+    assert np.array_equal([norm_ppf(v) for v in q], sps.norm.ppf(q), equal_nan=True)

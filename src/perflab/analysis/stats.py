@@ -155,10 +155,20 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
 
 
 def norm_ppf(q: float) -> float:
-    """``scipy.stats.norm.ppf(q)``: the normal quantile of a sample-size approximation."""
-    from scipy import stats as sps
+    """``scipy.stats.norm.ppf(q)``: the normal quantile of a sample-size approximation (the
+    same ``ndtri`` the distribution calls, bit for bit, also at 0, 1 and outside)."""
+    return float(special.ndtri(q))
 
-    return float(sps.norm.ppf(q))
+
+def z_quantile(confidence: float) -> float:
+    """The two-sided normal quantile of ``confidence``, ``norm.ppf((1 + confidence) / 2)``:
+    the half-width of a normal interval in standard errors (``Z95`` at 0.95)."""
+    return norm_ppf((1 + confidence) / 2)
+
+
+#: The half-width of a 95 % normal interval in standard errors (1.95996…): perflab's one z
+#: constant; anything else calls ``z_quantile``.
+Z95 = z_quantile(0.95)
 
 
 def chi2_ppf(q: float, df: float) -> float:
@@ -187,6 +197,39 @@ def adjust(p: list[float], method: str, alpha: float) -> tuple[list[float], list
     return [float(v) for v in adj], [bool(v) for v in sig]
 
 
+def bonferroni_level(alpha: float, family: int) -> float:
+    """The level each comparison of a family of ``family`` is tested at, so that the chance
+    of any false alarm in the family stays at most ``alpha`` (Bonferroni: the union bound).
+    A family of one (or none) is tested at ``alpha``."""
+    return alpha / max(1, family)
+
+
+def split_level(alpha: float, others: int, share: float) -> tuple[float, float]:
+    """(each other's level, the main one's level): a Bonferroni split of ``alpha`` weighted
+    to one main comparison, ``others`` comparisons sharing ``share`` of it and the main one
+    keeping the rest (all of it when there are no others). The levels add up to ``alpha``:
+    the sequential gate's early looks against its last (compare/stats.py, precision.py)."""
+    if others < 1:
+        return 0.0, alpha
+    return bonferroni_level(alpha * share, others), alpha * (1 - share)
+
+
+def spent_level(alpha: float, planned: int, used: int) -> float:
+    """The level of comparison number ``used`` (from 1) of a sequence planned at ``planned``:
+    ``alpha / planned`` for the first ``planned − 1``, then the last share halved for each
+    further one, so that the levels add up to at most ``alpha`` however many are made
+    (Bonferroni over an open-ended sequence: bisect's comparisons)."""
+    share = bonferroni_level(alpha, planned)
+    extra = used - (planned - 1)
+    return share if extra <= 0 else share / 2**extra
+
+
+def holm_levels(alpha: float, family: int) -> np.ndarray:
+    """The level of each step of Holm's step-down test of ``family`` hypotheses, smallest p
+    first: ``alpha / family``, ``alpha / (family − 1)``, …, ``alpha``."""
+    return alpha / np.arange(family, 0, -1)
+
+
 def bonferroni(p: np.ndarray, family: int) -> np.ndarray:
     """Bonferroni-adjusted p-values of tests drawn from a family of ``family`` (which may be
     larger than ``p``: the outlier test computes tails only for the runs that can be hits)."""
@@ -202,7 +245,7 @@ def holm(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     ps = p[order]
     n = len(ps)
     steps = np.arange(n, 0, -1)
-    above = np.nonzero(ps > alpha / steps)[0]
+    above = np.nonzero(ps > holm_levels(alpha, n))[0]
     reject = np.arange(n) < (above[0] if above.size else n)
     padj = np.minimum(np.maximum.accumulate(ps * steps), 1.0)
     out_p, out_r = np.empty(n), np.empty(n, bool)

@@ -7,9 +7,10 @@ plus a column for each other factor in which a borrowed run differs from ``best`
 the run's place in time (a machine's slow drift over the campaign). The search's
 runs near the set and the earlier looks' runs are thereby knock-out runs too, for free.
 
-Each look tests at ``ALPHA / LOOKS`` (Bonferroni over the looks, Holm over the groups within a
-look), so the reduction may look after every chunk of runs and stop testing what is decided
-without raising the family-wise error of keeping a member that does nothing.
+Each look tests at ``LOOK_ALPHA``, ``ALPHA`` over ``LOOKS`` (Bonferroni over the looks, Holm
+over the groups within a look), so the reduction may look after every chunk of runs and stop
+testing what is decided without raising the family-wise error of keeping a member that does
+nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 import statsmodels.api as sm
 
 from perflab.analysis.exact import EXACT_RTOL
-from perflab.analysis.stats import adjust, norm_ppf, t_ppf, t_sf
+from perflab.analysis.stats import Z95, adjust, bonferroni_level, t_ppf, t_sf, z_quantile
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
@@ -32,6 +33,8 @@ THRESHOLD = 0.02
 ALPHA = 0.05
 #: Looks at the knock-out data at most; each tests at ALPHA / LOOKS.
 LOOKS = 3
+#: The level of each look's drop tests (Bonferroni over the looks).
+LOOK_ALPHA = bonferroni_level(ALPHA, LOOKS)
 #: Each knock-out run drops each member with this probability (near the set: state-dependent
 #: factors are judged where the set is, not in much slower sets).
 DROP_P = 0.25
@@ -41,7 +44,7 @@ REACH = 1
 DRIFT_MIN = 24
 #: A look whose 95% interval would be wider than this either side was blind to a cost this
 #: large (the tune's own tolerance): what it found inconclusive stays.
-MARGIN, Z95 = 0.05, 1.96
+MARGIN = 0.05
 
 
 @dataclass
@@ -85,7 +88,7 @@ def shortfall(evidence: list[Evidence]) -> int:
     more = [0]
     for e in evidence:
         if e.kept and e.verdict == "inconclusive" and e.ci_low and e.ci_high and e.confidence:
-            se = math.log(e.ci_high / e.ci_low) / (2 * norm_ppf((1 + e.confidence) / 2))
+            se = math.log(e.ci_high / e.ci_low) / (2 * z_quantile(e.confidence))
             more.append(math.ceil(e.runs * (Z95 * se / math.log1p(MARGIN)) ** 2) - e.runs)
     untested = sum(e.verdict == "untested" for e in evidence)
     groups = {tuple(e.group) for e in evidence if e.verdict == "unresolved" and e.group}
@@ -211,7 +214,7 @@ def look(
     every run near ``best``, the search's pick; the groups earlier looks settled (``fixed``)
     are columns too, not tested again, so every earlier run stays in the model. Each group's
     drop cost (time without ÷ with) gets its interval at the look's level; "slower" needs the
-    one-sided test significant (Holm over the groups at ALPHA / LOOKS) and the estimate
+    one-sided test significant (Holm over the groups at LOOK_ALPHA) and the estimate
     beyond the practical ``THRESHOLD`` (compare's rule).
     ``kept`` is what the reduction does if this is the last look: a group stays if it is
     slower, untested, or inconclusive where the look was blind to a ``MARGIN`` cost (its 95%
@@ -242,7 +245,7 @@ def look(
     df = float(fit.df_resid)
     ok = np.array(est) & np.isfinite(se) & (se > 0) & (df > 0)
     p = np.where(ok, t_sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
-    alpha = ALPHA / LOOKS
+    alpha = LOOK_ALPHA
     adjusted, decided = adjust(list(p), "holm", alpha)
     q = float(t_ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
     bound = math.log1p(THRESHOLD)
@@ -343,7 +346,7 @@ def _reason(
     doubt: str = "",
 ) -> str:
     r, lo, hi = ratio
-    level = f"{1 - 2 * ALPHA / LOOKS:.1%}"  # the look's level: its ends are the tests
+    level = f"{1 - 2 * LOOK_ALPHA:.1%}"  # the look's level: its ends are the tests
     ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, Holm p {p:.3g}, {n} runs"
     ci += f", {n_out} outlier(s) left out" if n_out else ""
     if kept and verdict == "slower":
