@@ -1,5 +1,5 @@
 """Every statistical test, interval and correction is imported from one place:
-``perflab.analysis.stats``. No other module of perflab imports ``scipy.stats``,
+``perflab.analysis.stats``. No other module of perflab (nor a bench) imports ``scipy.stats``,
 ``scipy.special`` or ``statsmodels.stats`` (also inside a function, also as ``sm.stats``), and
 none defines its own Welch test, Holm or t interval."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,9 +19,13 @@ from perflab.analysis.stats import (
     bonferroni,
     bonferroni_level,
     holm_levels,
+    kendall_tau,
+    nested_f,
     norm_ppf,
     spent_level,
     split_level,
+    welch_ci,
+    wilson_ci,
     z_quantile,
 )
 
@@ -66,10 +71,15 @@ def stray_statistics(source: str) -> list[str]:
     return found
 
 
+def _scanned() -> list[Path]:
+    """perflab's modules and the benches: a bench's figure is made with the tool's statistics."""
+    return [*sorted(SRC.rglob("*.py")), *sorted((ROOT / "bench").glob("*.py"))]
+
+
 def test_no_module_but_the_home_imports_a_statistical_test() -> None:
     stray = {
-        str(p.relative_to(SRC)): found
-        for p in sorted(SRC.rglob("*.py"))
+        str(p.relative_to(ROOT)): found
+        for p in _scanned()
         if p != HOME and (found := stray_statistics(p.read_text()))
     }
     assert stray == {}
@@ -164,10 +174,9 @@ def stray_corrections(source: str) -> list[str]:
 
 
 def test_no_module_but_the_home_corrects_for_multiplicity_or_has_a_z() -> None:
-    files = [*sorted(SRC.rglob("*.py")), *sorted((ROOT / "bench").glob("*.py"))]
     stray = {
         str(p.relative_to(ROOT)): found
-        for p in files
+        for p in _scanned()
         if p != HOME and (found := stray_corrections(p.read_text()))
     }
     assert stray == {}
@@ -220,3 +229,28 @@ def test_the_one_z_is_the_normal_quantile() -> None:
     assert Z95 == sps.norm.ppf(0.975) == z_quantile(0.95)
     q = np.array([0.0, 1e-300, 0.025, 0.5, 0.975, 1.0, -0.1, 1.1])
     assert np.array_equal([norm_ppf(v) for v in q], sps.norm.ppf(q), equal_nan=True)
+
+
+def test_what_the_benches_call_equals_what_they_called_before() -> None:
+    import pandas as pd
+    import statsmodels.formula.api as smf
+    from scipy import stats as sps
+    from statsmodels.stats.anova import anova_lm
+    from statsmodels.stats.proportion import proportion_confint
+
+    rng = np.random.default_rng(7)
+    for n1, n2 in [(5, 7), (2, 2), (30, 3)]:
+        a, b = rng.normal(0, 1, n1), rng.normal(0.3, 2, n2)
+        ci = sps.ttest_ind(a, b, equal_var=False).confidence_interval(0.9)
+        assert welch_ci(a, b, 0.9) == pytest.approx((ci.low, ci.high), rel=1e-12)
+    assert wilson_ci(7, 20) == pytest.approx(proportion_confint(7, 20, method="wilson"))
+    x, y = rng.normal(size=12), rng.normal(size=12)
+    want = sps.kendalltau(x, y)
+    assert kendall_tau(x, y) == pytest.approx((want.statistic, want.pvalue))
+    df = pd.DataFrame({"u": rng.integers(0, 3, 60), "v": rng.integers(0, 2, 60)})
+    df["y"] = 0.3 * df.u + 1.0 * df.u * df.v + rng.normal(0, 1, 60)
+    big, small = smf.ols("y ~ C(u) * C(v)", df).fit(), smf.ols("y ~ C(u) + C(v)", df).fit()
+    table = anova_lm(small, big)
+    f, p = nested_f((small.ssr, small.df_resid), (big.ssr, big.df_resid))
+    assert (f, p) == pytest.approx((table["F"].iloc[1], table["Pr(>F)"].iloc[1]), rel=1e-9)
+    assert p < 0.05  # the planted interaction is found (the test can fail)

@@ -111,6 +111,18 @@ def welch_p(a: np.ndarray, b: np.ndarray) -> float | None:
     return float(2 * special.stdtr(df, -np.abs(t)))
 
 
+def welch_ci(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The Welch t interval of mean(a) − mean(b) (``ttest_ind(a, b, equal_var=False)``'s
+    ``confidence_interval``), two or more values each; ``welch_p`` is its test."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    (m1, v1), (m2, v2) = _mean_var(a), _mean_var(b)
+    vn1, vn2 = v1 / a.shape[0], v2 / b.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = (vn1 + vn2) ** 2 / (vn1**2 / (a.shape[0] - 1) + vn2**2 / (b.shape[0] - 1))
+    lo, hi = t_interval(confidence, df, loc=m1 - m2, scale=np.sqrt(vn1 + vn2))
+    return float(lo), float(hi)
+
+
 def paired_t(diff: np.ndarray, confidence: float) -> tuple[float, float, float]:
     """(p, CI low, CI high) of the mean of paired differences ``diff``: the one-sample t-test
     against 0 and its t interval, so the CI excludes 0 exactly when p < 1 − confidence.
@@ -152,6 +164,33 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
 
     ci = sps.binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
     return float(ci.low), float(ci.high)
+
+
+def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval of a rate k/n (statsmodels' ``proportion_confint``): nearer
+    its nominal coverage than the exact one, for a rate read off a bench's seeds."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+    return float(lo), float(hi)
+
+
+def kendall_tau(a: Any, b: Any) -> tuple[float, float]:
+    """(tau, p) of ``scipy.stats.kendalltau(a, b)``: how alike two rankings are, and the p
+    of independent rankings (exact for small samples without ties)."""
+    from scipy import stats as sps
+
+    res = sps.kendalltau(a, b)
+    return float(res.statistic), float(res.pvalue)
+
+
+def nested_f(small: tuple[float, float], big: tuple[float, float]) -> tuple[float, float]:
+    """(F, p) of a linear model against one nested in it (``anova_lm(small, big)``), each
+    given as (residual sum of squares, residual degrees of freedom): do the big model's
+    extra terms (an interaction, say) explain more than noise?"""
+    (ss_s, df_s), (ss_b, df_b) = small, big
+    f = ((ss_s - ss_b) / (df_s - df_b)) / (ss_b / df_b)
+    return float(f), float(f_sf(f, df_s - df_b, df_b))
 
 
 def norm_ppf(q: float) -> float:
