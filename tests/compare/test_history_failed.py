@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from sidefakes import unbuilt
 
 from perflab.cli import history as history_cli
 from perflab.cli import main
 from perflab.compare import history
+from perflab.prepare import Prepared
 from perflab.run.record import RunRecord
-from perflab.spec import RunSpec
 
 CAUSE = "score: tasks_per_s nan is not a finite number"
 VERSIONS = ["1.0", "1.1", "1.2", "1.3"]
@@ -28,8 +29,8 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: set[str], *extr
     releases in ``fails`` fails; the others measure 1000 tasks/s, 1.3 half that."""
     n = [0]
 
-    def measure(spec: RunSpec) -> RunRecord:
-        version = spec.packages[-1].split("==")[1]
+    def measure(ready: Prepared) -> RunRecord:
+        version = ready.spec.packages[-1].split("==")[1]
         n[0] += 1
         rec = RunRecord("r", "", "", "command", None, "ok")
         if version in fails:
@@ -38,7 +39,7 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: set[str], *extr
         return replace(rec, tasks_per_s=rate)
 
     monkeypatch.setattr(history, "measure", measure)
-    monkeypatch.setattr(history_cli, "prepare", lambda s: type("P", (), {"spec": s})())
+    monkeypatch.setattr(history_cli, "prepare", unbuilt)
     args = ["history", "--package", "toy", "--versions", ",".join(VERSIONS), "--command",
             "echo 1", "--runs", "3", *extra]  # fmt: skip
     return CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path / "home")})
