@@ -84,3 +84,31 @@ def test_compare_on_commands_prepares_each_side_once(
     out = json.loads(res.stdout)
     assert out["a"]["n"] == out["b"]["n"] == 3 and out["verdict"] == "faster"
     assert [s.command for s in counting.calls] == ["echo 100", "echo 80"]
+
+
+def test_bisect_prepares_each_point_once_for_all_its_comparisons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.bisect.driver import Settings, State, release_points, run_bisect
+
+    def measure(ready: RunSpec | Prepared) -> RunRecord:
+        assert isinstance(ready, Prepared), "a run was handed a spec: it would prepare again"
+        seen.append(ready)
+        version = int(ready.spec.packages[-1].rsplit(".", 1)[1])
+        us = (200.0 if version >= 3 else 100.0) * (1 + 0.001 * (len(seen) % 3))
+        return RunRecord("r", "", "", "command", None, "ok", tasks=10, us_per_task=us)
+
+    seen: list[Prepared] = []
+    points_made, gate_made = CountingPrepare(), CountingPrepare()
+    monkeypatch.setattr(gate, "measure", measure)
+    monkeypatch.setattr(gate, "prepare", gate_made)
+    versions = [f"1.{i}" for i in range(6)]
+    points = release_points(RunSpec(command="x"), "toy", versions, points_made)
+    settings = Settings("us_per_task", n_min=4, n_max=4, fixed=True, max_culprits=1)
+    search = run_bisect(points, settings, State(tmp_path / "state.json"))
+    assert [c.index for c in search.culprits] == [3]  # the step is found
+    made = [s.packages[-1] for s in points_made.calls]
+    assert len(made) == len(set(made)) >= 3  # each point visited was prepared exactly once
+    assert len(search.steps) > len(made) - 1  # points took part in more than one comparison
+    assert gate_made.calls == []  # the gate reused each point's Prepared
+    assert {id(p) for p in seen} == {id(p.prepared) for p in points if p.prepared}
