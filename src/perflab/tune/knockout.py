@@ -25,7 +25,15 @@ import numpy as np
 import statsmodels.api as sm
 
 from perflab.analysis.exact import EXACT_RTOL
-from perflab.analysis.stats import Z95, adjust, bonferroni_level, t_ppf, t_sf, z_quantile
+from perflab.analysis.stats import (
+    Z95,
+    adjust,
+    bonferroni,
+    bonferroni_level,
+    t_ppf,
+    t_sf,
+    z_quantile,
+)
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
@@ -318,10 +326,13 @@ def robust_fit(m: np.ndarray, y: np.ndarray) -> tuple[Any, int]:
         warnings.simplefilter("ignore")
         fit = sm.OLS(y, m).fit()
         if fit.df_resid > 2:
-            out = np.asarray(fit.outlier_test(method="bonf", alpha=0.05))[:, 2] < 0.05
+            # statsmodels' outlier_test(method="bonf"), its correction from the one home
+            infl = fit.get_influence()
+            r = np.abs(infl.resid_studentized_external)
+            out = bonferroni(2 * t_sf(r, fit.df_resid - 1), len(y)) < 0.05
             # a run alone in its column (leverage 1) fits exactly: its studentized residual
             # is 0/0, float noise that must not decide anything
-            out &= fit.get_influence().hat_matrix_diag < 1 - 1e-8
+            out &= infl.hat_matrix_diag < 1 - 1e-8
             if out.any() and fit.df_resid - out.sum() > 0 and _still_tests(m, ~out):
                 keep = ~out
                 fit = sm.OLS(y[keep], m[keep]).fit()
