@@ -26,9 +26,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import numpy as np
-from scipy import stats
-
+from perflab.analysis.stats import mean_ci
 from perflab.batch.slurm import SlurmCluster
 from perflab.campaign.store import Store
 
@@ -86,12 +84,8 @@ def campaign(work: Path, cluster: SlurmCluster, name: str, nodes: int, runs: int
 
 
 def interval(xs: list[float]) -> tuple[float, float, float]:
-    a = np.asarray(xs)
-    m = float(a.mean())
-    if len(a) < 2:
-        return m, m, m
-    h = float(stats.t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a)))
-    return m, m - h, m + h
+    m, lo, hi = mean_ci(xs)
+    return (m, m, m) if lo is None or hi is None else (m, lo, hi)
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from scipy.stats import binomtest
+from perflab.analysis.stats import clopper_pearson
 
 PERFLAB = [sys.executable, "-m", "perflab"]
 
@@ -60,12 +60,11 @@ def summarise(rows: list[dict[str, object]]) -> None:
         )
     total = len(rows)
     different = verdicts.get("faster", 0) + verdicts.get("slower", 0)
-    ci = binomtest(different, total).proportion_ci(0.95) if total else None
+    ci = clopper_pearson(different, total) if total else None
     print("verdicts:", ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
     if ci is not None:
         print(
-            f"'different' (faster or slower): {different}/{total} "
-            f"(95 % CI {ci.low:.2f}-{ci.high:.2f})"
+            f"'different' (faster or slower): {different}/{total} (95 % CI {ci[0]:.2f}-{ci[1]:.2f})"
         )
 
 

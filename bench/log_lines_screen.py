@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
-from statsmodels.stats.multitest import multipletests
+
+from perflab.analysis.stats import holm, t_ppf
 
 GROUP = "src_submit_biglogs_remove"
 METRICS = ("us_per_task", "cpu_us_per_task")
@@ -88,9 +89,7 @@ def _frame(csv: Path | list[Path], names: list[str]) -> pd.DataFrame:
 
 
 def _ratio(coef: float, se: float, df_resid: float) -> dict[str, float]:
-    from scipy import stats
-
-    q = float(stats.t.ppf(0.975, df_resid))
+    q = float(t_ppf(0.975, df_resid))
     return {"ratio": math.exp(coef), "ci_low": math.exp(coef - q * se),
             "ci_high": math.exp(coef + q * se)}  # fmt: skip
 
@@ -102,7 +101,7 @@ def screen(csv: Path | list[Path], names: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"runs": len(df), "lines": {}, "sum": {}}
     for metric in METRICS:
         fit = smf.ols(f"np.log({metric}) ~ " + " + ".join(xs), data=df).fit()
-        p_holm = multipletests([fit.pvalues[x] for x in xs], method="holm")[1]
+        p_holm = holm(np.array([fit.pvalues[x] for x in xs]), 0.05)[0]
         for n, x, p in zip(names, xs, p_holm, strict=True):
             row = _ratio(fit.params[x], fit.bse[x], fit.df_resid)
             row.update(p_holm=float(p))

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from perflab.analysis.stats import holm, mean_ci, nested_f
 from perflab.campaign.store import Store
 
 
@@ -48,11 +48,8 @@ def frame(store: str, campaign: str) -> pd.DataFrame:
 
 
 def t_interval(x: pd.Series) -> tuple[float, float, float]:
-    m = float(x.mean())
-    if len(x) < 2:
-        return m, math.nan, math.nan
-    half = stats.t.ppf(0.975, len(x) - 1) * float(x.std(ddof=1)) / math.sqrt(len(x))
-    return m, m - half, m + half
+    m, lo, hi = mean_ci(x.to_numpy(float))
+    return m, math.nan if lo is None else lo, math.nan if hi is None else hi
 
 
 def levels(df: pd.DataFrame, by: str) -> None:
@@ -75,8 +72,6 @@ def levels(df: pd.DataFrame, by: str) -> None:
 
 def prefetch(df: pd.DataFrame, figure: str | None) -> None:
     import statsmodels.formula.api as smf
-    from statsmodels.stats.anova import anova_lm
-    from statsmodels.stats.multitest import multipletests
 
     df = df.rename(columns={"cfg_prefetch": "pf", "net_rtt_ms": "rtt"}).copy()
     df["pf"] = df.get("pf", pd.Series(0.0, index=df.index)).fillna(0.0)
@@ -91,11 +86,10 @@ def prefetch(df: pd.DataFrame, figure: str | None) -> None:
     fit = smf.ols("log_rate ~ C(pf) * C(rtt)", data=df).fit()
     # the interaction as one F-test: the full model against the additive one
     additive = smf.ols("log_rate ~ C(pf) + C(rtt)", data=df).fit()
-    table = anova_lm(additive, fit)
+    f, p_f = nested_f((additive.ssr, additive.df_resid), (fit.ssr, fit.df_resid))
     print(
-        f"interaction prefetch x rtt: F = {table['F'].iloc[1]:.2f}, "
-        f"p = {table['Pr(>F)'].iloc[1]:.3g} (df {table['df_diff'].iloc[1]:g}, "
-        f"{table['df_resid'].iloc[1]:g})"
+        f"interaction prefetch x rtt: F = {f:.2f}, p = {p_f:.3g} "
+        f"(df {additive.df_resid - fit.df_resid:g}, {fit.df_resid:g})"
     )
     names = list(fit.params.index)
     effects, pvals, rows = [], [], []
@@ -106,9 +100,9 @@ def prefetch(df: pd.DataFrame, figure: str | None) -> None:
             est, (lo, hi) = float(np.squeeze(t.effect)), np.squeeze(t.conf_int(0.05))
             effects.append((pf, rtt, est, lo, hi))
             pvals.append(float(np.squeeze(t.pvalue)))
-    holm = multipletests(pvals, method="holm")[1]
+    p_holm = holm(np.array(pvals), 0.05)[0]
     print("prefetch effect: tasks/s ratio over prefetch 0 at the same RTT")
-    for (pf, rtt, est, lo, hi), p in zip(effects, holm, strict=True):
+    for (pf, rtt, est, lo, hi), p in zip(effects, p_holm, strict=True):
         print(f"  prefetch {pf:>5g} at rtt {rtt:>3g} ms: x{math.exp(est):.3f} "
               f"(95% CI {math.exp(lo):.3f}-{math.exp(hi):.3f}), Holm p = {p:.3g}")  # fmt: skip
         rows.append((pf, rtt, math.exp(est)))

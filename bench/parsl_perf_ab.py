@@ -30,7 +30,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
+
+from perflab.analysis.stats import t_ppf
 
 CONFIG = """
 import os
@@ -83,7 +84,7 @@ def ratio_ci(a: list[float], b: list[float]) -> tuple[float, float, float, float
     logs = np.log(np.array(b) / np.array(a))
     n = len(logs)
     mean, se = float(logs.mean()), float(logs.std(ddof=1) / math.sqrt(n))
-    q = float(stats.t.ppf(0.975, n - 1))
+    q = float(t_ppf(0.975, n - 1))
     rng = np.random.default_rng(0)
     boot = np.array([logs[rng.integers(0, n, n)].mean() for _ in range(10_000)])
     lo_b, hi_b = np.percentile(boot, [2.5, 97.5])

@@ -23,6 +23,7 @@ import statistics
 
 import numpy as np
 
+from perflab.analysis.stats import percentile_ci
 from perflab.compare.precision import Parts
 from perflab.compare.precision_replay import pilot_planned
 
@@ -33,11 +34,11 @@ TRUTHS = {
 }
 
 
-def mean_ci(x: list[float], seed: int = 0) -> tuple[float, float]:
+def boot_mean_ci(x: list[float], seed: int = 0) -> tuple[float, float]:
+    """The percentile bootstrap 95 % interval of the mean of ``x``."""
     rng = np.random.default_rng(seed)
     a = np.asarray(x)
-    means = a[rng.integers(len(a), size=(2000, len(a)))].mean(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+    return percentile_ci(a[rng.integers(len(a), size=(2000, len(a)))].mean(axis=1))
 
 
 def main() -> None:
@@ -60,7 +61,7 @@ def main() -> None:
             outs = [pilot_planned(truth, target, ALPHA, 7000 + s) for s in range(args.sims)]
             hw = [o.half_width / o.planned.width for o in outs]
             wall = [o.wall_s / o.planned.wall for o in outs]
-            (hl, hh), (wl, wh) = mean_ci(hw), mean_ci(wall)
+            (hl, hh), (wl, wh) = boot_mean_ci(hw), boot_mean_ci(wall)
             tasks = statistics.median(o.planned.tasks for o in outs)
             pairs = statistics.median(o.planned.pairs for o in outs)
             print(

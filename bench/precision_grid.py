@@ -32,13 +32,11 @@ import time
 
 import numpy as np
 
+from perflab.analysis.stats import Z95
 from perflab.compare import pilot as pl
 from perflab.compare.precision import Parts
 from perflab.run.measure import measure
 from perflab.spec import RunSpec
-
-Z95 = 1.959964
-
 
 TIMEOUT_S = [900.0]
 

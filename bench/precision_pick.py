@@ -17,8 +17,8 @@ import argparse
 import math
 
 import numpy as np
-from statsmodels.stats.proportion import proportion_confint
 
+from perflab.analysis.stats import wilson_ci
 from perflab.compare import pilot as pl
 from perflab.compare.precision import Parts
 
@@ -61,7 +61,7 @@ def main() -> None:
                 plugged.append(pl.per_hour(truth, pl.best_window(fit.parts, bounds)) / best)
             r = np.array(picked)
             hits = int(np.sum(r <= 1.1))
-            lo, hi = proportion_confint(hits, len(r), method="wilson")
+            lo, hi = wilson_ci(hits, len(r))
             print(f"{name:>24} {n_best:7,} {k:5d} {hits / len(r):10.0%} {lo:5.0%}–{hi:5.0%} "
                   f"{np.median(r):7.3f} {np.percentile(r, 90):6.2f} "
                   f"{np.mean(np.array(plugged) <= 1.1):13.0%}", flush=True)  # fmt: skip

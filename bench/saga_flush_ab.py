@@ -18,8 +18,7 @@ import math
 import random
 import statistics
 
-from scipy import stats
-
+from perflab.analysis.stats import t_ppf
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
 from perflab.run.measure import measure
@@ -34,9 +33,7 @@ def ratio_interval(ratios: list[float], level: float = 0.95) -> tuple[float, flo
     mean = statistics.fmean(logs)
     if len(logs) < 2:
         return math.exp(mean), math.nan, math.nan
-    half = (
-        stats.t.ppf(0.5 + level / 2, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    )
+    half = t_ppf(0.5 + level / 2, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 

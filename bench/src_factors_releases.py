@@ -26,8 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scipy import stats
+import numpy as np
 
+from perflab.analysis.stats import paired_t
 from perflab.compare.gate import Side, metric_value, run_compare
 from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
@@ -77,10 +78,8 @@ def paired_ratio(a: list[float], b: list[float]) -> dict[str, float]:
         return {"ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p": math.nan,
                 "pairs": len(logs)}  # fmt: skip
     m = statistics.fmean(logs)
-    se = statistics.stdev(logs) / math.sqrt(len(logs))
-    q = float(stats.t.ppf(0.975, len(logs) - 1))
-    p = float(stats.ttest_1samp(logs, 0.0).pvalue)
-    return {"ratio": math.exp(m), "ci_low": math.exp(m - q * se), "ci_high": math.exp(m + q * se),
+    p, lo, hi = paired_t(np.asarray(logs), 0.95)
+    return {"ratio": math.exp(m), "ci_low": math.exp(lo), "ci_high": math.exp(hi),
             "p": p, "pairs": len(logs)}  # fmt: skip
 
 

@@ -37,9 +37,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
+from perflab.analysis.stats import holm, kendall_tau, mean_ci, paired_t, welch_ci, welch_p
 from perflab.campaign.store import Store
 from perflab.compare.stats import paired_ratio
 
@@ -93,11 +92,9 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     out = []
     for s, g in df.groupby("set"):
         x = np.log(g["us_per_task"].to_numpy())
-        m, se = x.mean(), x.std(ddof=1) / np.sqrt(len(x))
-        h = stats.t.ppf(0.975, len(x) - 1) * se
-        out.append(
-            {"set": s, "n": len(x), "us": np.exp(m), "lo": np.exp(m - h), "hi": np.exp(m + h)}
-        )
+        m, lo, hi = mean_ci(x)
+        lo, hi = (np.nan, np.nan) if lo is None or hi is None else (lo, hi)
+        out.append({"set": s, "n": len(x), "us": np.exp(m), "lo": np.exp(lo), "hi": np.exp(hi)})
     res = pd.DataFrame(out).sort_values("us", ignore_index=True)
     res["rank"] = range(1, len(res) + 1)
     return res
@@ -116,7 +113,7 @@ def paired(df: pd.DataFrame, a: str, b: str, col: str = "us_per_task") -> list[f
 def ratio_row(ratios: list[float]) -> dict[str, float]:
     """Geometric mean ratio, its 95% t interval and the paired t test's p (on logs)."""
     m, lo, hi = paired_ratio(ratios)
-    p = stats.ttest_1samp(np.log(ratios), 0.0).pvalue if len(ratios) > 1 else np.nan
+    p = paired_t(np.log(ratios), 0.95)[0] if len(ratios) > 1 else np.nan
     return {"n": len(ratios), "ratio": m, "lo": lo, "hi": hi, "p": float(p)}
 
 
@@ -142,12 +139,12 @@ def transfer(dfs: dict[str, pd.DataFrame]) -> pd.DataFrame:
         la, lb = np.log(paired(a, "-", s)), np.log(paired(b, "-", s))
         if len(la) < 2 or len(lb) < 2:
             continue
-        t = stats.ttest_ind(lb, la, equal_var=False)
-        ci = t.confidence_interval(0.95)
+        lo, hi = welch_ci(lb, la, 0.95)
+        p = welch_p(lb, la)
         rows.append(
             {"what": f"{wb} effect ÷ {wa} effect", "set": s, "n": min(len(la), len(lb)),
-             "ratio": float(np.exp(lb.mean() - la.mean())), "lo": float(np.exp(ci.low)),
-             "hi": float(np.exp(ci.high)), "p": float(t.pvalue)}
+             "ratio": float(np.exp(lb.mean() - la.mean())), "lo": float(np.exp(lo)),
+             "hi": float(np.exp(hi)), "p": np.nan if p is None else p}
         )  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -178,16 +175,16 @@ def tau_interval(a: pd.DataFrame, b: pd.DataFrame, n: int = 4000) -> dict[str, f
     sets = sorted(set(a["set"]) & set(b["set"]))
     ma, mb = block_matrix(a, sets), block_matrix(b, sets)
     rng = np.random.default_rng(0)
-    t = stats.kendalltau(np.nanmean(ma, 0), np.nanmean(mb, 0))
+    tau, p = kendall_tau(np.nanmean(ma, 0), np.nanmean(mb, 0))
     boots = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a resample missing a set's every run: NaN, skipped
         for _ in range(n):
             ra = np.nanmean(ma[rng.integers(0, len(ma), len(ma))], 0)
             rb = np.nanmean(mb[rng.integers(0, len(mb), len(mb))], 0)
-            boots.append(stats.kendalltau(ra, rb).statistic)
+            boots.append(kendall_tau(ra, rb)[0])
     lo, hi = np.nanpercentile(boots, [2.5, 97.5])
-    return {"tau": float(t.statistic), "lo": float(lo), "hi": float(hi), "p": float(t.pvalue)}
+    return {"tau": tau, "lo": float(lo), "hi": float(hi), "p": p}
 
 
 def halves(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -221,7 +218,7 @@ def main() -> None:
     fams = {"vs default": versus_default(dfs), "NoopLogging": noop_effects(dfs)}
     fams["transfer"] = transfer(dfs)
     for fam in fams.values():  # each family its own question, so Holm within it
-        fam["p_holm"] = multipletests(fam["p"].fillna(1.0), method="holm")[1]
+        fam["p_holm"] = holm(fam["p"].fillna(1.0).to_numpy(float), 0.05)[0]
     tests = pd.concat(fams.values(), ignore_index=True)
     if a.json:
         print(json.dumps({"summary": {k: v.to_dict("records") for k, v in sums.items()},

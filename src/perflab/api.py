@@ -258,14 +258,13 @@ def compare(
     from perflab.compare import calibrate as cal
     from perflab.compare.gate import DEFAULT_MIN_RUNS, Side, run_compare
     from perflab.files import perflab_home
-    from perflab.prepare import prepare
     from perflab.run.measure import validate
 
     sides = [Side("A", a), Side("B", b)]
     for side in sides:
         validate(side.spec)
     for side in sides:  # private venvs and trees are built (or found) before the first run
-        side.spec = prepare(side.spec).spec
+        side.ready()  # once: every run of the side reuses it
     source = "--runs"
     if runs is None:
         runs, source = cal.runs_per_side(sides[0].spec, metric, perflab_home())

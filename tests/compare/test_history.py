@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from sidefakes import unbuilt
 
 from perflab.compare import history
 from perflab.compare.render import history_markdown
+from perflab.prepare import Prepared
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
 
@@ -22,9 +24,9 @@ def test_a_refused_release_runs_once_and_its_cause_is_in_the_table(
 ) -> None:
     seen: list[str] = []
 
-    def measure(spec: RunSpec) -> RunRecord:
+    def measure(ready: Prepared) -> RunRecord:
         # stands in for the child only to count visits: the refusal text is the child's own
-        version = spec.packages[-1].split("==")[1]
+        version = ready.spec.packages[-1].split("==")[1]
         seen.append(version)
         rec = RunRecord("r", "", "", "parsl-htex", "noop", "ok", tasks_per_s=1000.0)
         if version == "2024.1.8":
@@ -35,7 +37,7 @@ def test_a_refused_release_runs_once_and_its_cause_is_in_the_table(
 
     monkeypatch.setattr(history, "measure", measure)
     versions = ["2024.1.8", "2024.6.3", "2025.6.2"]
-    hist = history.run_history("parsl", versions, RunSpec(tasks=10), runs=3)
+    hist = history.run_history("parsl", versions, RunSpec(tasks=10), runs=3, prepare=unbuilt)
     assert seen.count("2024.1.8") == 1 and seen.count("2024.6.3") == 3
     assert seen.count("2025.6.2") == 3  # a timeout is not a refusal
     rel = hist.releases[0]

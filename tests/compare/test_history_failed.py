@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from sidefakes import unbuilt
 
 from perflab.cli import history as history_cli
 from perflab.cli import main
 from perflab.compare import history
+from perflab.prepare import Prepared
 from perflab.run.record import RunRecord
-from perflab.spec import RunSpec
 
 CAUSE = "score: tasks_per_s nan is not a finite number"
 VERSIONS = ["1.0", "1.1", "1.2", "1.3"]
@@ -36,8 +37,8 @@ def _run(
     n = [0]
     seen: dict[str, int] = {}
 
-    def measure(spec: RunSpec) -> RunRecord:
-        version = spec.packages[-1].split("==")[1]
+    def measure(ready: Prepared) -> RunRecord:
+        version = ready.spec.packages[-1].split("==")[1]
         n[0] += 1
         seen[version] = seen.get(version, 0) + 1
         rec = RunRecord("r", "", "", "command", None, "ok")
@@ -47,7 +48,7 @@ def _run(
         return replace(rec, tasks_per_s=rate)
 
     monkeypatch.setattr(history, "measure", measure)
-    monkeypatch.setattr(history_cli, "prepare", lambda s: type("P", (), {"spec": s})())
+    monkeypatch.setattr(history_cli, "prepare", unbuilt)
     args = ["history", "--package", "toy", "--versions", ",".join(VERSIONS), "--command",
             "echo 1", "--runs", "3", *extra]  # fmt: skip
     return CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path / "home")})

@@ -16,9 +16,11 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sidefakes import unbuilt
 
 from cliprops import examples, numbers_in
 from perflab.compare import history
+from perflab.prepare import Prepared
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
 
@@ -59,8 +61,8 @@ def test_a_failed_run_never_becomes_a_level_or_a_change_point(
     versions, values = drawn
     queue = {v: list(vals) for v, vals in zip(versions, values, strict=True)}
 
-    def measure(spec: RunSpec) -> RunRecord:
-        value = queue[spec.packages[-1].split("==")[1]].pop(0)
+    def measure(ready: Prepared) -> RunRecord:
+        value = queue[ready.spec.packages[-1].split("==")[1]].pop(0)
         rec = RunRecord("r", "", "", "command", None, "ok")
         if value is None:
             return replace(rec, status="failed", error=f"Traceback\n{CAUSE}")
@@ -68,7 +70,9 @@ def test_a_failed_run_never_becomes_a_level_or_a_change_point(
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(history, "measure", measure)
-        hist = history.run_history("toy", versions, RunSpec(command="x"), len(values[0]))
+        hist = history.run_history(
+            "toy", versions, RunSpec(command="x"), len(values[0]), prepare=unbuilt
+        )
     out = hist.to_dict()
     ok = {v: sum(x is not None for x in vals) for v, vals in zip(versions, values, strict=True)}
     gone = {v for v, n in ok.items() if n == 0}

@@ -10,13 +10,15 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
+from sidefakes import CountingPrepare
 
 import perflab.cli  # noqa: F401  (registers the verbs)
 import perflab.cli.compare as verb  # precision's runs: fresh_runs, as calibrate's
 import perflab.cli.precision as pilots  # its pilot pairs
 import perflab.compare.planned as pc
 from perflab.cli.app import main
-from perflab.prepare import Prepared
+from perflab.compare import gate
+from perflab.prepare import Prepared, prepare
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
 
@@ -94,8 +96,11 @@ def test_compare_with_a_target_plans_and_reaches_it(
 ) -> None:
     machine = FakeMachine(3)
     monkeypatch.setattr(pc, "measure", machine)
+    counting = CountingPrepare(prepare)
+    monkeypatch.setattr(gate, "prepare", counting)
     res = cli(measured, "compare", "--precision", "5%", "--alpha", "0.05", "--json")
     assert res.exit_code == 0, res.output
+    assert len(counting.calls) == 2  # each side once, however many runs the plan took
     out: dict[str, Any] = json.loads(res.output.strip().splitlines()[-1])
     p = out["precision"]
     assert p["plan"]["line"].endswith("(96.0%)") and p["target"] == 0.05

@@ -8,8 +8,15 @@ import functools
 from conftest import ROOT
 
 SRC = ROOT / "src" / "perflab"
-#: Modules that run, compare or look at a spec's environment (issue 41's four callers).
-CALLERS = ("run/measure.py", "cli/compare.py", "cli/history.py", "explain/plan.py")
+#: Modules that run, compare or look at a spec's environment (issue 41's four callers, and
+#: the gate's ``Side.ready``, which prepares each side of a comparison once).
+CALLERS = (
+    "run/measure.py",
+    "cli/compare.py",
+    "cli/history.py",
+    "explain/plan.py",
+    "compare/gate.py",
+)
 
 
 @functools.cache

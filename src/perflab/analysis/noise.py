@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.setstats import SetStats
-from perflab.analysis.stats import adjust, bonferroni, f_sf, t_ppf, t_sf
+from perflab.analysis.stats import adjust, bonferroni, bonferroni_level, f_sf, t_ppf, t_sf
 
 ALPHA = 0.05
 
@@ -83,7 +83,7 @@ def outliers(y: np.ndarray, inv: np.ndarray, s: SetStats) -> list[dict[str, Any]
     r[ok] = e[ok] / np.sqrt(np.maximum(s2[ok], 1e-300) * (1 - h[ok]))
     # only |r| beyond the Bonferroni critical value can be hits: the tail for those alone
     # (a million tails cost 0.4 s); 10% below it, far beyond any rounding, to be safe
-    crit = 0.9 * -float(t_ppf(ALPHA / (2 * n_runs), df))
+    crit = 0.9 * -float(t_ppf(bonferroni_level(ALPHA, n_runs) / 2, df))
     cand = np.flatnonzero(ok & (np.abs(r) > crit)) if np.isfinite(crit) else np.arange(n_runs)
     p = bonferroni(2 * t_sf(np.abs(r[cand]), df), n_runs)  # the family: every run
     hit = (p < ALPHA) & ok[cand]

@@ -111,6 +111,18 @@ def welch_p(a: np.ndarray, b: np.ndarray) -> float | None:
     return float(2 * special.stdtr(df, -np.abs(t)))
 
 
+def welch_ci(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The Welch t interval of mean(a) − mean(b) (``ttest_ind(a, b, equal_var=False)``'s
+    ``confidence_interval``), two or more values each; ``welch_p`` is its test."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    (m1, v1), (m2, v2) = _mean_var(a), _mean_var(b)
+    vn1, vn2 = v1 / a.shape[0], v2 / b.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = (vn1 + vn2) ** 2 / (vn1**2 / (a.shape[0] - 1) + vn2**2 / (b.shape[0] - 1))
+    lo, hi = t_interval(confidence, df, loc=m1 - m2, scale=np.sqrt(vn1 + vn2))
+    return float(lo), float(hi)
+
+
 def paired_t(diff: np.ndarray, confidence: float) -> tuple[float, float, float]:
     """(p, CI low, CI high) of the mean of paired differences ``diff``: the one-sample t-test
     against 0 and its t interval, so the CI excludes 0 exactly when p < 1 − confidence.
@@ -154,11 +166,48 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     return float(ci.low), float(ci.high)
 
 
-def norm_ppf(q: float) -> float:
-    """``scipy.stats.norm.ppf(q)``: the normal quantile of a sample-size approximation."""
+def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval of a rate k/n (statsmodels' ``proportion_confint``): nearer
+    its nominal coverage than the exact one, for a rate read off a bench's seeds."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+    return float(lo), float(hi)
+
+
+def kendall_tau(a: Any, b: Any) -> tuple[float, float]:
+    """(tau, p) of ``scipy.stats.kendalltau(a, b)``: how alike two rankings are, and the p
+    of independent rankings (exact for small samples without ties)."""
     from scipy import stats as sps
 
-    return float(sps.norm.ppf(q))
+    res = sps.kendalltau(a, b)
+    return float(res.statistic), float(res.pvalue)
+
+
+def nested_f(small: tuple[float, float], big: tuple[float, float]) -> tuple[float, float]:
+    """(F, p) of a linear model against one nested in it (``anova_lm(small, big)``), each
+    given as (residual sum of squares, residual degrees of freedom): do the big model's
+    extra terms (an interaction, say) explain more than noise?"""
+    (ss_s, df_s), (ss_b, df_b) = small, big
+    f = ((ss_s - ss_b) / (df_s - df_b)) / (ss_b / df_b)
+    return float(f), float(f_sf(f, df_s - df_b, df_b))
+
+
+def norm_ppf(q: float) -> float:
+    """``scipy.stats.norm.ppf(q)``: the normal quantile of a sample-size approximation (the
+    same ``ndtri`` the distribution calls, bit for bit, also at 0, 1 and outside)."""
+    return float(special.ndtri(q))
+
+
+def z_quantile(confidence: float) -> float:
+    """The two-sided normal quantile of ``confidence``, ``norm.ppf((1 + confidence) / 2)``:
+    the half-width of a normal interval in standard errors (``Z95`` at 0.95)."""
+    return norm_ppf((1 + confidence) / 2)
+
+
+#: The half-width of a 95 % normal interval in standard errors (1.95996…): perflab's one z
+#: constant; anything else calls ``z_quantile``.
+Z95 = z_quantile(0.95)
 
 
 def chi2_ppf(q: float, df: float) -> float:
@@ -187,6 +236,39 @@ def adjust(p: list[float], method: str, alpha: float) -> tuple[list[float], list
     return [float(v) for v in adj], [bool(v) for v in sig]
 
 
+def bonferroni_level(alpha: float, family: int) -> float:
+    """The level each comparison of a family of ``family`` is tested at, so that the chance
+    of any false alarm in the family stays at most ``alpha`` (Bonferroni: the union bound).
+    A family of one (or none) is tested at ``alpha``."""
+    return alpha / max(1, family)
+
+
+def split_level(alpha: float, others: int, share: float) -> tuple[float, float]:
+    """(each other's level, the main one's level): a Bonferroni split of ``alpha`` weighted
+    to one main comparison, ``others`` comparisons sharing ``share`` of it and the main one
+    keeping the rest (all of it when there are no others). The levels add up to ``alpha``:
+    the sequential gate's early looks against its last (compare/stats.py, precision.py)."""
+    if others < 1:
+        return 0.0, alpha
+    return bonferroni_level(alpha * share, others), alpha * (1 - share)
+
+
+def spent_level(alpha: float, planned: int, used: int) -> float:
+    """The level of comparison number ``used`` (from 1) of a sequence planned at ``planned``:
+    ``alpha / planned`` for the first ``planned − 1``, then the last share halved for each
+    further one, so that the levels add up to at most ``alpha`` however many are made
+    (Bonferroni over an open-ended sequence: bisect's comparisons)."""
+    share = bonferroni_level(alpha, planned)
+    extra = used - (planned - 1)
+    return share if extra <= 0 else share / 2**extra
+
+
+def holm_levels(alpha: float, family: int) -> np.ndarray:
+    """The level of each step of Holm's step-down test of ``family`` hypotheses, smallest p
+    first: ``alpha / family``, ``alpha / (family − 1)``, …, ``alpha``."""
+    return alpha / np.arange(family, 0, -1)
+
+
 def bonferroni(p: np.ndarray, family: int) -> np.ndarray:
     """Bonferroni-adjusted p-values of tests drawn from a family of ``family`` (which may be
     larger than ``p``: the outlier test computes tails only for the runs that can be hits)."""
@@ -202,7 +284,7 @@ def holm(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     ps = p[order]
     n = len(ps)
     steps = np.arange(n, 0, -1)
-    above = np.nonzero(ps > alpha / steps)[0]
+    above = np.nonzero(ps > holm_levels(alpha, n))[0]
     reject = np.arange(n) < (above[0] if above.size else n)
     padj = np.minimum(np.maximum.accumulate(ps * steps), 1.0)
     out_p, out_r = np.empty(n), np.empty(n, bool)

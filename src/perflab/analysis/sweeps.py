@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.data import Dataset
-from perflab.analysis.stats import mean_ci, percentile_ci
+from perflab.analysis.stats import Z95, mean_ci, percentile_ci
 
 #: Metrics where larger is better; for the others (times) speed-up is base ÷ level.
 HIGHER_BETTER = {"tasks_per_s", "efficiency"}
@@ -196,7 +196,7 @@ def usl_fit(level: np.ndarray, y: np.ndarray, higher_better: bool) -> dict[str, 
     sigma, kappa = float(popt[1]), float(popt[2])
 
     def ci(v: float, s: float) -> list[float]:  # within the parameter's bounds [0, 1]
-        return [max(0.0, v - 1.96 * s), min(1.0, v + 1.96 * s)]
+        return [max(0.0, v - Z95 * s), min(1.0, v + Z95 * s)]
 
     return {
         "model": "usl",

@@ -1,5 +1,6 @@
 """The search on real points: each point (a release, or a commit of a clone) is a spec made
-ready once through ``prepare``; each comparison is ``compare``'s paired sequential gate; every
+ready once through ``prepare`` (its ``Prepared`` serves every comparison and run of it); each
+comparison is ``compare``'s paired sequential gate; every
 comparison's result (and every point that failed) is kept in a state file in perflab's home,
 written atomically after each, so the same command run again resumes where it stopped."""
 
@@ -18,19 +19,20 @@ from perflab.bisect.search import PointFailed, Search, Step, bisect
 from perflab.compare.gate import Side, run_compare
 from perflab.errors import PerflabError
 from perflab.files import atomic_write
+from perflab.prepare import Prepared
 from perflab.spec import RunSpec
 
 
 @dataclass
 class Point:
     """One point of the axis: ``key`` identifies it (a version, a commit's sha), ``label``
-    is what the user reads; ``make`` builds its spec (a venv, a tree), once."""
+    is what the user reads; ``make`` prepares its spec (a venv, a tree), once."""
 
     key: str
     label: str
-    make: Callable[[], RunSpec]
+    make: Callable[[], Prepared]
     info: dict[str, Any] = field(default_factory=dict)
-    spec: RunSpec | None = None
+    prepared: Prepared | None = None
 
 
 @dataclass(frozen=True)
@@ -84,17 +86,17 @@ def gate_measure(
     specs, or the result kept in ``state``; a point that does not build or run raises
     PointFailed (and is kept as failed)."""
 
-    def ready(i: int) -> RunSpec:
+    def ready(i: int) -> Side:
         p = points[i]
         if p.key in state.data["failed"]:
             raise PointFailed(i, state.data["failed"][p.key])
-        if p.spec is None:
+        if p.prepared is None:
             try:
-                p.spec = p.make()
+                p.prepared = p.make()
             except PerflabError as exc:
                 fail(i, f"does not build: {exc}")
-        assert p.spec is not None
-        return p.spec
+        assert p.prepared is not None
+        return Side(p.label, p.prepared.spec, prepared=p.prepared)  # not prepared again
 
     def fail(i: int, reason: str) -> None:
         state.data["failed"][points[i].key] = reason
@@ -106,10 +108,9 @@ def gate_measure(
         if key in state.data["steps"]:
             state.reused += 1
             return Step(**{**state.data["steps"][key], "a": a, "b": b})
-        sa, sb = ready(a), ready(b)
+        side_a, side_b = ready(a), ready(b)
         if on_step:
             on_step(f"comparing {points[a].label} → {points[b].label} (level {level:.2g})")
-        side_a, side_b = Side(points[a].label, sa), Side(points[b].label, sb)
         cmp = run_compare(
             side_a, side_b, settings.metric, settings.threshold, level,
             settings.n_min, settings.n_max, "--runs", sequential=not settings.fixed,
@@ -142,10 +143,12 @@ def run_bisect(
     return bisect(len(points), measure, settings.alpha, settings.max_culprits)
 
 
-def release_points(base: RunSpec, package: str, versions: list[str], prepare: Any) -> list[Point]:
+def release_points(
+    base: RunSpec, package: str, versions: list[str], prepare: Callable[[RunSpec], Prepared]
+) -> list[Point]:
     """One point per release: ``base`` with ``package==version`` in its cached venv."""
 
-    def maker(v: str) -> Callable[[], RunSpec]:
+    def maker(v: str) -> Callable[[], Prepared]:
         return lambda: prepare(replace(base, packages=[*base.packages, f"{package}=={v}"]))
 
     return [Point(v, f"{package} {v}", maker(v), {"version": v}) for v in versions]
@@ -158,7 +161,12 @@ def share_text(lo: float, hi: float) -> str:
 
 
 def commit_points(
-    repo: Path, commits: list[Any], base: RunSpec, settings: Settings, package: str, prepare: Any
+    repo: Path,
+    commits: list[Any],
+    base: RunSpec,
+    settings: Settings,
+    package: str,
+    prepare: Callable[[RunSpec], Prepared],
 ) -> list[Point]:
     """One point per commit: its tree (``git archive``, cached by sha under perflab's home)
     installed as a source tree into its own cached venv, whatever version the tree declares;
@@ -169,8 +177,8 @@ def commit_points(
 
     cache = home_dir("bisect", "trees")
 
-    def maker(sha: str) -> Callable[[], RunSpec]:
-        def make() -> RunSpec:
+    def maker(sha: str) -> Callable[[], Prepared]:
+        def make() -> Prepared:
             src = tree(repo, sha, cache)
             if settings.build == "tree":
                 return prepare(replace(base, sources={**base.sources, package: str(src)}))

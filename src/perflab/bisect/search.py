@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from perflab.analysis.stats import spent_level
+
 STEP_VERDICTS = ("slower", "faster")
 
 
@@ -131,17 +133,16 @@ def planned_comparisons(n_points: int, max_culprits: int) -> int:
 
 
 class Budget:
-    """The level of each comparison in turn: ``alpha / K`` for the first ``K − 1``, then the
-    last ``alpha / K`` halved for each further one, so all levels add up to ``alpha``."""
+    """The level of each comparison in turn (``spent_level``): ``alpha / K`` for the first
+    ``K − 1``, then the last ``alpha / K`` halved for each further one, so all levels add up
+    to ``alpha``."""
 
     def __init__(self, alpha: float, planned: int) -> None:
         self.alpha, self.planned, self.used = alpha, planned, 0
 
     def next(self) -> float:
         self.used += 1
-        share = self.alpha / self.planned
-        extra = self.used - (self.planned - 1)
-        return share if extra <= 0 else share / 2**extra
+        return spent_level(self.alpha, self.planned, self.used)
 
 
 def bisect(n_points: int, measure: Measure, alpha: float = 0.05, max_culprits: int = 3) -> Search:

@@ -127,7 +127,7 @@ def _releases(o: dict, base: RunSpec, settings: Settings, repo: Path | None, res
     and the one before it (with --repo, by the releases' tags)."""
     package = o["package"]
     versions = between(index_versions(package), o["good"], o["bad"])
-    points = release_points(base, package, versions, lambda s: prepare(s).spec)
+    points = release_points(base, package, versions, prepare)
     search = _search(points, base, settings, result, say)
     st = stage_dict("releases", points, search, {})
     for c in st["culprits"]:
@@ -163,7 +163,7 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
     """Bisect the first-parent commits from ``ends[0]`` to ``ends[1]``."""
     cache = home_dir("bisect", "trees")
     commits = git_.commits_between(repo, *ends)
-    points = commit_points(repo, commits, base, settings, o["package"], lambda s: prepare(s).spec)
+    points = commit_points(repo, commits, base, settings, o["package"], prepare)
     search = _search(points, base, settings, result, say)
     st = stage_dict("commits", points, search, {"repo": str(repo)})
     for c in st["culprits"]:

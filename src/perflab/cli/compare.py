@@ -230,7 +230,7 @@ def compare(
     for side in (a, b):
         validate(side.spec)
     for side in (a, b):  # private venvs and trees are built (or found) before the first run
-        side.spec = prepare(side.spec).spec
+        side.ready()  # once: every run of the side reuses it
     if precision_target is not None:
         kw: dict[str, Any] = {"alpha": alpha, "threshold": threshold, "min_runs": min_runs}
         kw["say"] = None if as_json else err_console.print

@@ -15,9 +15,10 @@ from perflab.compare.history import Release, history_figure, run_history
 from perflab.compare.render import history_html, history_markdown, print_history
 from perflab.errors import PerflabError, Unanswerable
 from perflab.files import atomic_write
-from perflab.prepare import prepare
+from perflab.prepare import Prepared, prepare
 from perflab.run.measure import validate
 from perflab.run.record import METRICS
+from perflab.spec import RunSpec
 
 
 @main.command()
@@ -81,10 +82,10 @@ def history(
     validate(spec)
     wanted = [v.strip() for v in versions.split(",") if v.strip()]
 
-    def prepared(s: Any) -> Any:
+    def prepared(s: RunSpec) -> Prepared:
         if not as_json:
             err_console.print(f"[dim]environment {', '.join(s.packages)} …[/dim]")
-        return prepare(s).spec
+        return prepare(s)
 
     def progress(i: int, n: int, rel: Release) -> None:
         if not as_json:

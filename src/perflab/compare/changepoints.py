@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.stats import chi2_ppf
+from perflab.analysis.stats import bonferroni_level, chi2_ppf
 from perflab.compare.stats import HIGHER_IS_BETTER, Decision, decide
 
 
@@ -65,7 +65,7 @@ def change_points(
     candidate is ``confirmed`` when the gate says faster or slower (alpha is split over the
     k − 1 adjacent pairs that could have held a step)."""
     out = []
-    level = alpha / max(1, len(labels) - 1)
+    level = bonferroni_level(alpha, len(labels) - 1)
     usable = [len(s) >= 2 for s in samples]
     for i in candidates(samples, penalty):
         if not (usable[i - 1] and usable[i]):

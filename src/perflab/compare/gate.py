@@ -1,8 +1,9 @@
 """``compare``: run A and B interleaved until the gate decides, and say what B is.
 
 A side is a RunSpec (anything a run can differ in: treatments, command, interpreter, package
-versions in a private venv, a patch). Both sides' environments are prepared before the first
-run, so a version that does not install fails the comparison before anything is measured.
+versions in a private venv, a patch). Both sides are prepared (``Side.ready``: venv, trees,
+environment) once, before the first run, and every run of a side reuses what was made; a
+version that does not install fails the comparison before anything is measured.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from perflab.compare.stats import (
 )
 from perflab.compare.stats import sequential as run_sequence
 from perflab.errors import PerflabError
+from perflab.prepare import Prepared, prepare
 from perflab.run.measure import measure
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
@@ -45,10 +47,32 @@ DEFAULT_MIN_RUNS = 4
 
 @dataclass
 class Side:
+    """One side of a comparison: its spec, what its runs recorded, and (once ``ready``) the
+    ``Prepared`` spec every run of it reuses."""
+
     label: str
     spec: RunSpec
     records: list[RunRecord] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
+    prepared: Prepared | None = field(default=None, repr=False, compare=False)
+
+    def ready(self, make: Callable[[RunSpec], Prepared] | None = None) -> Prepared:
+        """This side made ready to run: prepared by ``make`` (default ``prepare``: its venv,
+        transformed and patched trees, environment) on the first call, and the same
+        ``Prepared`` for every later call, so a comparison prepares each side once, not per
+        run. ``spec`` becomes the spec as it runs (in its venv)."""
+        if self.prepared is None:
+            self.prepared = (make or prepare)(self.spec)
+            self.spec = self.prepared.spec
+        return self.prepared
+
+    def resize(self, tasks: int | None, time_s: float | None) -> None:
+        """A new run size (``compare --precision``'s planned window) for the spec and for
+        what was prepared: a venv, a tree or an environment does not depend on it."""
+        self.spec = dataclasses.replace(self.spec, tasks=tasks, time_s=time_s)
+        if self.prepared is not None:
+            sized = dataclasses.replace(self.prepared.spec, tasks=tasks, time_s=time_s)
+            self.prepared = dataclasses.replace(self.prepared, spec=sized)
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"label": self.label, "n": len(self.values)}
@@ -157,6 +181,8 @@ def run_compare(
     if n_max < 2:
         raise PerflabError(f"--runs must be at least 2 per side (got {n_max})")
     levels = look_levels(n_min, n_max, alpha, sequential)
+    for side in (a, b):  # before the first run: a side that does not build measures nothing
+        side.ready()
     cmp = Comparison(
         a,
         b,
@@ -176,7 +202,7 @@ def run_compare(
         def run() -> float:
             if progress:
                 progress(side.label, len(a.values) + len(b.values) + 1, 2 * n_max, side)
-            rec = measure(side.spec)
+            rec = measure(side.ready())
             side.records.append(rec)
             value = metric_value(rec, metric) if rec.status == "ok" else None
             if value is None or not value > 0 or not math.isfinite(value):

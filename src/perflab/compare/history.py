@@ -1,8 +1,9 @@
 """``history``: the same benchmark across releases of a package, each in its own cached venv,
 with change points named by the two releases around them.
 
-Every release's venv is built (or found in the cache) before the first run, so a release that
-does not install stops the command before anything is measured. Runs go in rounds, each round
+Every release's venv is built (or found in the cache) once, before the first run, and reused
+by each of its runs, so a release that does not install stops the command before anything is
+measured. Runs go in rounds, each round
 visiting every release in a fresh random order, so drift spreads over all releases.
 """
 
@@ -20,6 +21,7 @@ from perflab.compare.gate import Side, metric_value
 from perflab.compare.stats import location
 from perflab.errors import PerflabError
 from perflab.factors.requirements import check_requirement
+from perflab.prepare import Prepared
 from perflab.run.measure import measure
 from perflab.spec import RunSpec
 
@@ -199,18 +201,18 @@ def run_history(
     threshold: float = 0.05,
     alpha: float = 0.05,
     seed: int = 0,
-    prepare: Callable[[RunSpec], RunSpec] | None = None,
+    prepare: Callable[[RunSpec], Prepared] | None = None,
     progress: Callable[[int, int, Release], None] | None = None,
 ) -> History:
     """Measure ``runs`` runs of every release (rounds in random order) and find change points.
 
-    ``prepare`` builds a release's environment ahead of the runs (the private venv)."""
+    ``prepare`` (default ``perflab.prepare.prepare``) makes each release ready (its private
+    venv) once, ahead of all runs; every run of the release reuses it."""
     if runs < 2:
         raise PerflabError(f"--runs must be at least 2 per release (got {runs})")
     releases = release_specs(base, package, versions)
-    if prepare is not None:
-        for rel in releases:
-            rel.spec = prepare(rel.spec)
+    for rel in releases:
+        rel.ready(prepare)
     rng = random.Random(seed)
     total, done = runs * len(releases), 0
     for _ in range(runs):
@@ -221,7 +223,7 @@ def run_history(
             done += 1
             if progress:
                 progress(done, total, rel)
-            rec = measure(rel.spec)
+            rec = measure(rel.ready())
             rel.records.append(rec)
             value = metric_value(rec, metric) if rec.status == "ok" else None
             if value is not None and value > 0:

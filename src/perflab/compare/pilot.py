@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.analysis.stats import chi2_ppf
+from perflab.analysis.stats import Z95, chi2_ppf
 from perflab.compare.precision import WINDOW_BOUNDS, Parts
 from perflab.errors import PerflabError
 
@@ -68,7 +68,7 @@ def per_hour(parts: Parts, n: float) -> float:
     """The log-scale 95 % half-width of the mean log ratio that one wall-hour of A/A pairs of
     window ``n`` gives (normal quantile: the shape of the curve, not a t interval)."""
     pairs = 3600.0 / (2.0 * parts.run_s(n))
-    return 1.959964 * math.sqrt(2.0 * parts.var_run(n) / pairs)
+    return Z95 * math.sqrt(2.0 * parts.var_run(n) / pairs)
 
 
 def best_window(parts: Parts, bounds: tuple[int, int] = WINDOW_BOUNDS) -> int:

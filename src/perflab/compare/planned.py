@@ -42,7 +42,8 @@ def precise_compare(
     alpha, threshold = o["alpha"], o["threshold"]
     found, pl = plan_or_refuse(a, metric, target, max_time_s, alpha)
     for side in (a, b):
-        side.spec = dataclasses.replace(side.spec, tasks=pl.tasks, time_s=None)
+        side.resize(pl.tasks, None)
+        side.ready()  # once per comparison (a no-op when the verb made it ready)
     run_s = found.parts.run_s(pl.tasks)
     k_max = max(pl.pairs, min(pp.most_pairs(pl.pairs), int(max_time_s // (2 * run_s))))
     levels = pp.precision_looks(o["min_runs"], pl.pairs, k_max, alpha)
@@ -127,7 +128,7 @@ class _Failed(Exception):
 
 def _runner(side: Side, metric: str) -> Callable[[], float]:
     def run() -> float:
-        rec = measure(side.spec)
+        rec = measure(side.ready())
         side.records.append(rec)
         value = metric_value(rec, metric) if rec.status == "ok" else None
         if value is None or not value > 0 or not math.isfinite(value):

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.stats import norm_ppf, t_ppf
+from perflab.analysis.stats import norm_ppf, split_level, t_ppf
 from perflab.compare.stats import EARLY_SHARE, Decision, abba, decide, looks
 
 #: Round windows the planner tries (× powers of ten), besides its bounds and n*.
@@ -257,8 +257,9 @@ def most_pairs(k_plan: int, overrun: float = OVERRUN) -> int:
 
 
 def planned_level(alpha: float) -> float:
-    """The level the planned look is tested at: the gate's last-look share of alpha."""
-    return alpha * (1 - EARLY_SHARE)
+    """The level the planned look is tested at: the gate's last-look share of alpha (what
+    ``split_level`` leaves the main comparison when there are others)."""
+    return split_level(alpha, 1, EARLY_SHARE)[1]
 
 
 def precision_looks(n_min: int, k_plan: int, k_max: int, alpha: float) -> dict[int, float]:
@@ -273,10 +274,8 @@ def precision_looks(n_min: int, k_plan: int, k_max: int, alpha: float) -> dict[i
     before = [k for k in looks(n_min, k_plan)[:-1] if 2 <= k < k_plan]
     after = [*range(k_plan + 2, k_max, 2), k_max] if k_max > k_plan else []
     others = sorted(set(before + after))
-    if not others:
-        return {k_plan: alpha}
-    early = alpha * EARLY_SHARE / len(others)
-    return dict(sorted({**{k: early for k in others}, k_plan: planned_level(alpha)}.items()))
+    early, last = split_level(alpha, len(others), EARLY_SHARE)
+    return dict(sorted({**{k: early for k in others}, k_plan: last}.items()))
 
 
 def reached(a: list[float], b: list[float], level: float) -> float:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.exact import EXACT_RTOL
-from perflab.analysis.stats import bootstrap_ci, norm_ppf, paired_t, welch_p
+from perflab.analysis.stats import bootstrap_ci, norm_ppf, paired_t, split_level, welch_p
 
 #: Metrics where a larger value is better; every other metric is a cost (lower is better).
 HIGHER_IS_BETTER = frozenset({"tasks_per_s"})
@@ -225,10 +225,8 @@ def look_levels(n_min: int, n_max: int, alpha: float, sequential: bool = True) -
     comparison that needed every run ends, keeps most of the power.
     """
     ks = looks(n_min, n_max) if sequential else [n_max]
-    if len(ks) == 1:
-        return {n_max: alpha}
-    early = alpha * EARLY_SHARE / (len(ks) - 1)
-    return {**{k: early for k in ks[:-1]}, n_max: alpha * (1 - EARLY_SHARE)}
+    early, last = split_level(alpha, len(ks) - 1, EARLY_SHARE)
+    return {**{k: early for k in ks[:-1]}, n_max: last}
 
 
 def sequential(

@@ -20,7 +20,7 @@ import numpy as np
 
 from perflab.analysis.claims import adjust
 from perflab.analysis.stats import t_ppf, t_sf
-from perflab.tune.knockout import ALPHA, LOOKS, THRESHOLD, exact_ols, local_rows, robust_fit
+from perflab.tune.knockout import LOOK_ALPHA, THRESHOLD, exact_ols, local_rows, robust_fit
 
 #: At most this many members not shown needed are paired (the pairs grow as the square).
 MOST = 10
@@ -51,7 +51,7 @@ def pairs(
     search_n: int,
 ) -> list[Pair]:
     """The pairs of ``dropped`` (members of ``best`` not shown needed) whose joint drop makes
-    the set measurably slower (significant, Holm over the pairs at ``ALPHA / LOOKS``, and
+    the set measurably slower (significant, Holm over the pairs at ``LOOK_ALPHA``, and
     the estimate beyond ``THRESHOLD``), largest joint cost first. ``members`` are every
     member of ``best`` (each a column of the model); pairs never dropped together in any run
     are not tested."""
@@ -85,7 +85,7 @@ def pairs(
         ps.append(float(p))
     if not found:
         return []
-    alpha = ALPHA / LOOKS
+    alpha = LOOK_ALPHA
     adjusted, decided = adjust(ps, "holm", alpha)
     out = []
     for (a, b, est, se, df, n, n_both), p, ok in zip(found, adjusted, decided, strict=True):

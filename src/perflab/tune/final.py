@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from perflab.analysis.stats import bonferroni_level
 from perflab.campaign.designs.base import Constraints
 from perflab.tune.knockout import resolve_runs, shortfall
 from perflab.tune.levels import complete
@@ -269,7 +270,7 @@ class Search:
         # takes the nicer set when the costlier is not measurably faster (Bonferroni over the
         # steps, so every "gain" of the list holds at once at 95%)
         steps = [j for j, (_, s) in enumerate(levels) if s and (j == 0 or s != levels[j - 1][1])]
-        conf = 1 - 0.05 / max(1, len(steps) - 1)
+        conf = 1 - bonferroni_level(0.05, len(steps) - 1)
         col = {s: i + 1 for i, s in enumerate(distinct)}
         for i, j in zip(steps, steps[1:], strict=False):
             a, b = col[frozenset(levels[i][1])], col[frozenset(levels[j][1])]

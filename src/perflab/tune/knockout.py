@@ -7,9 +7,10 @@ plus a column for each other factor in which a borrowed run differs from ``best`
 the run's place in time (a machine's slow drift over the campaign). The search's
 runs near the set and the earlier looks' runs are thereby knock-out runs too, for free.
 
-Each look tests at ``ALPHA / LOOKS`` (Bonferroni over the looks, Holm over the groups within a
-look), so the reduction may look after every chunk of runs and stop testing what is decided
-without raising the family-wise error of keeping a member that does nothing.
+Each look tests at ``LOOK_ALPHA``, ``ALPHA`` over ``LOOKS`` (Bonferroni over the looks, Holm
+over the groups within a look), so the reduction may look after every chunk of runs and stop
+testing what is decided without raising the family-wise error of keeping a member that does
+nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ import numpy as np
 import statsmodels.api as sm
 
 from perflab.analysis.exact import EXACT_RTOL
-from perflab.analysis.stats import adjust, norm_ppf, t_ppf, t_sf
+from perflab.analysis.stats import (
+    Z95,
+    adjust,
+    bonferroni,
+    bonferroni_level,
+    t_ppf,
+    t_sf,
+    z_quantile,
+)
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
@@ -32,6 +41,8 @@ THRESHOLD = 0.02
 ALPHA = 0.05
 #: Looks at the knock-out data at most; each tests at ALPHA / LOOKS.
 LOOKS = 3
+#: The level of each look's drop tests (Bonferroni over the looks).
+LOOK_ALPHA = bonferroni_level(ALPHA, LOOKS)
 #: Each knock-out run drops each member with this probability (near the set: state-dependent
 #: factors are judged where the set is, not in much slower sets).
 DROP_P = 0.25
@@ -41,7 +52,7 @@ REACH = 1
 DRIFT_MIN = 24
 #: A look whose 95% interval would be wider than this either side was blind to a cost this
 #: large (the tune's own tolerance): what it found inconclusive stays.
-MARGIN, Z95 = 0.05, 1.96
+MARGIN = 0.05
 
 
 @dataclass
@@ -85,7 +96,7 @@ def shortfall(evidence: list[Evidence]) -> int:
     more = [0]
     for e in evidence:
         if e.kept and e.verdict == "inconclusive" and e.ci_low and e.ci_high and e.confidence:
-            se = math.log(e.ci_high / e.ci_low) / (2 * norm_ppf((1 + e.confidence) / 2))
+            se = math.log(e.ci_high / e.ci_low) / (2 * z_quantile(e.confidence))
             more.append(math.ceil(e.runs * (Z95 * se / math.log1p(MARGIN)) ** 2) - e.runs)
     untested = sum(e.verdict == "untested" for e in evidence)
     groups = {tuple(e.group) for e in evidence if e.verdict == "unresolved" and e.group}
@@ -211,7 +222,7 @@ def look(
     every run near ``best``, the search's pick; the groups earlier looks settled (``fixed``)
     are columns too, not tested again, so every earlier run stays in the model. Each group's
     drop cost (time without ÷ with) gets its interval at the look's level; "slower" needs the
-    one-sided test significant (Holm over the groups at ALPHA / LOOKS) and the estimate
+    one-sided test significant (Holm over the groups at LOOK_ALPHA) and the estimate
     beyond the practical ``THRESHOLD`` (compare's rule).
     ``kept`` is what the reduction does if this is the last look: a group stays if it is
     slower, untested, or inconclusive where the look was blind to a ``MARGIN`` cost (its 95%
@@ -242,7 +253,7 @@ def look(
     df = float(fit.df_resid)
     ok = np.array(est) & np.isfinite(se) & (se > 0) & (df > 0)
     p = np.where(ok, t_sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
-    alpha = ALPHA / LOOKS
+    alpha = LOOK_ALPHA
     adjusted, decided = adjust(list(p), "holm", alpha)
     q = float(t_ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
     bound = math.log1p(THRESHOLD)
@@ -315,10 +326,13 @@ def robust_fit(m: np.ndarray, y: np.ndarray) -> tuple[Any, int]:
         warnings.simplefilter("ignore")
         fit = sm.OLS(y, m).fit()
         if fit.df_resid > 2:
-            out = np.asarray(fit.outlier_test(method="bonf", alpha=0.05))[:, 2] < 0.05
+            # statsmodels' outlier_test(method="bonf"), its correction from the one home
+            infl = fit.get_influence()
+            r = np.abs(infl.resid_studentized_external)
+            out = bonferroni(2 * t_sf(r, fit.df_resid - 1), len(y)) < 0.05
             # a run alone in its column (leverage 1) fits exactly: its studentized residual
             # is 0/0, float noise that must not decide anything
-            out &= fit.get_influence().hat_matrix_diag < 1 - 1e-8
+            out &= infl.hat_matrix_diag < 1 - 1e-8
             if out.any() and fit.df_resid - out.sum() > 0 and _still_tests(m, ~out):
                 keep = ~out
                 fit = sm.OLS(y[keep], m[keep]).fit()
@@ -343,7 +357,7 @@ def _reason(
     doubt: str = "",
 ) -> str:
     r, lo, hi = ratio
-    level = f"{1 - 2 * ALPHA / LOOKS:.1%}"  # the look's level: its ends are the tests
+    level = f"{1 - 2 * LOOK_ALPHA:.1%}"  # the look's level: its ends are the tests
     ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, Holm p {p:.3g}, {n} runs"
     ci += f", {n_out} outlier(s) left out" if n_out else ""
     if kept and verdict == "slower":
