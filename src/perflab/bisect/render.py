@@ -110,6 +110,8 @@ def _culprit(c: dict[str, Any]) -> list[str]:
         f"    {_ratio(c['step'])} after {c['before'][:12]}; share of the step "
         f"{c['share']:.0%} ({share_text(c['share_low'], c['share_high'])})",
     ]
+    if c["step"].get("precision"):
+        out.append(f"    {c['step']['precision']['line']}")
     out += [f"    $ {cmd}" for cmd in c.get("reproduce", [])]
     out += [f"    {h}" for h in c.get("hunks", [])]
     return out

@@ -45,7 +45,7 @@ class PointFailed(Exception):
 class Step:
     """One paired comparison of point ``a`` (baseline) with point ``b``: the ratio b/a of
     the metric with its interval at ``1 − level``, the gate's verdict, and the runs it made
-    (both sides; 0 when it was found in the state of an earlier search)."""
+    (both sides)."""
 
     a: int
     b: int
@@ -55,6 +55,8 @@ class Step:
     verdict: str
     runs: int
     level: float
+    #: With ``--precision``: the half-width reached, the target, why it stopped, the line.
+    precision: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

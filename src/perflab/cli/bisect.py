@@ -16,6 +16,7 @@ from perflab.bisect.driver import (
     Point,
     Settings,
     State,
+    check_precision,
     commit_points,
     release_points,
     run_bisect,
@@ -41,7 +42,7 @@ OPTIONS = [
     DECISION_OPTIONS[2],  # --by
     click.option("--alpha", type=float, default=0.05, show_default=True,
                  help="Chance of any wrong decision over the whole search."),
-    click.option("--runs", type=int, default=10, show_default=True, help="Most runs per side."),
+    click.option("--runs", type=int, help="Most runs per side (default 10)."),
     click.option("--min-runs", type=int, default=4, show_default=True,
                  help="Runs per side before a comparison's first look."),
     click.option("--fixed", is_flag=True, help="Always --runs runs per side (no early stop)."),
@@ -52,6 +53,13 @@ OPTIONS = [
                  help="A commit's tree pip-installed into a cached venv, or (tree: quicker, "
                  "for a pure-Python package whose dependencies are installed here) its "
                  "package directory first on PYTHONPATH."),
+    click.option("--precision", "precision_target", metavar="PCT",
+                 help="CI half-width each comparison is to reach (e.g. 3%), planned as "
+                 "`compare --precision` plans it from `perflab precision`'s stored parts for "
+                 "the same benchmark (instead of --runs/--tasks/--fixed)."),
+    click.option("--max-time", type=float,
+                 help="Seconds one --precision comparison may take (default 3600); a plan "
+                 "longer at the search's level is refused before any run."),
     click.option("--explain", "explain_hunks", is_flag=True,
                  help="List each culprit commit's hunks as explain's hunk screen groups them."),
 ]  # fmt: skip
@@ -99,13 +107,24 @@ def bisect_cmd(**o: Any) -> None:
 
 
 def _settings(o: dict[str, Any]) -> Settings:
+    from perflab.compare.planned import DEFAULT_MAX_TIME_S, parse_target
+
     metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, o["by_metric"])
     if not 0 < o["alpha"] < 0.5 or not 0 < o["threshold"] < 1:
         raise PerflabError("--alpha must be in (0, 0.5) and --threshold in (0, 1)")
-    if o["runs"] < 2 or o["max_culprits"] < 1:
+    runs = 10 if o["runs"] is None else o["runs"]
+    if runs < 2 or o["max_culprits"] < 1:
         raise PerflabError("--runs must be at least 2 and --max-culprits at least 1")
-    return Settings(metric, o["threshold"], o["alpha"], o["min_runs"], o["runs"], o["fixed"],
-                    o["max_culprits"], o["build"])  # fmt: skip
+    precision, max_time = None, DEFAULT_MAX_TIME_S if o["max_time"] is None else o["max_time"]
+    if o["precision_target"] is not None:
+        if o["runs"] is not None or o["fixed"] or o["tasks"] or o["time_s"]:
+            raise PerflabError("--precision plans the runs and the window: drop --runs, "
+                               "--fixed, --tasks and --time")  # fmt: skip
+        precision = parse_target(o["precision_target"])
+    elif o["max_time"] is not None:
+        raise PerflabError("--max-time bounds a --precision comparison: give --precision")
+    return Settings(metric, o["threshold"], o["alpha"], o["min_runs"], runs, o["fixed"],
+                    o["max_culprits"], o["build"], precision, max_time)  # fmt: skip
 
 
 def _is_release(end: str, repo: Path | None) -> bool:
@@ -114,8 +133,9 @@ def _is_release(end: str, repo: Path | None) -> bool:
 
 
 def _search(points: list[Point], base: RunSpec, settings: Settings, result: dict, say: Any) -> Any:
+    check_precision(base, settings, len(points))
     state = State(state_path(home_dir("bisect"), base, settings, [p.key for p in points]))
-    search = run_bisect(points, settings, state, say)
+    search = run_bisect(points, settings, state, say, base)
     result["reused"] += state.reused
     result["state"].append(str(state.path))
     return search
