@@ -112,7 +112,9 @@ def test_bisect_builds_commits_of_a_clone_and_names_the_culprit(
     assert any("toybis.core:COST" in g["units"] for g in c["hunk_groups"])
     assert (git(repo, "status", "--porcelain"), git(repo, "worktree", "list")) == before
     page = (tmp_path / "out" / "bisect.html").read_text()
-    assert "<svg" in page and "slow path" in page
+    assert "<svg" in page and "slow path" in page and "<img src='bisect-1-commits.png'" in page
+    assert (tmp_path / "out" / "bisect-1-commits.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((tmp_path / "out" / "bisect.json").read_text())["stages"][0]["figure"]
     again = subprocess.run(run, capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
     assert f"({len(stage['steps'])} comparisons reused)" in again.stdout

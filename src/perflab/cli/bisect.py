@@ -74,7 +74,7 @@ def bisect_options(f: Any) -> Any:
 @main.command("bisect")
 @run_options
 @bisect_options
-@output_option("Write bisect.json and bisect.html (the metric along the axis) in this folder.")
+@output_option("Write bisect.json, bisect.html and a PNG per stage (the metric along the axis) here.")
 @json_option
 def bisect_cmd(**o: Any) -> None:
     """Which commits made the step between --good and --bad? Confirms the step with the
@@ -203,10 +203,14 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
 
 def _output(result: dict[str, Any], o: dict[str, Any]) -> None:
     if o["output"]:
+        from perflab.bisect.figure import draw
         from perflab.bisect.page import page
 
         out = Path(o["output"])
         out.mkdir(parents=True, exist_ok=True)
+        for i, st in enumerate(result["stages"]):
+            png = draw(st, result["metric"], out / f"bisect-{i + 1}-{st['axis']}.png")
+            st["figure"] = png.name if png else None
         atomic_write(out / "bisect.json", json.dumps(result, indent=1))
         atomic_write(out / "bisect.html", page(result))
     if o["as_json"]:
