@@ -74,7 +74,7 @@ def bisect_options(f: Any) -> Any:
 @main.command("bisect")
 @run_options
 @bisect_options
-@output_option("Write bisect.json, bisect.html and a PNG per stage (the metric along the axis) here.")
+@output_option("Write bisect.json, bisect.html and a PNG per stage (the metric on the axis).")
 @json_option
 def bisect_cmd(**o: Any) -> None:
     """Which commits made the step between --good and --bad? Confirms the step with the
