@@ -52,7 +52,7 @@ def draw(st: dict[str, Any], metric: str, path: Path) -> Path | None:
     if len(lv) < 2:
         return None
     n = len(st["points"])
-    fig = Figure(figsize=(min(14.0, 4 + 0.25 * n), 4.2), dpi=110)
+    fig = Figure(figsize=(min(14.0, max(7.0, 4 + 0.25 * n)), 4.4), dpi=110)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     xs = sorted(lv)
@@ -80,7 +80,8 @@ def draw(st: dict[str, Any], metric: str, path: Path) -> Path | None:
     ax.set_xlim(-0.5, n - 0.5)
     ax.set_ylabel(f"{metric} relative to the good end (×)")
     ax.set_title(f"{st['axis']}: {metric} along the axis (intervals hold together at "
-                 f"1 − {st['alpha']:g}); red: culprits, shaded: undecided", fontsize=9)  # fmt: skip
+                 f"1 − {st['alpha']:g})\nred: culprits; shaded: undecided ranges",
+                 fontsize=9)  # fmt: skip
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, format="png")
