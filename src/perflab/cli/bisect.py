@@ -61,7 +61,7 @@ OPTIONS = [
                  help="Seconds one --precision comparison may take (default 3600); a plan "
                  "longer at the search's level is refused before any run."),
     click.option("--explain", "explain_hunks", is_flag=True,
-                 help="List each culprit commit's hunks as explain's hunk screen groups them."),
+                 help="Measure each culprit commit's hunk groups, each reverted alone."),
 ]  # fmt: skip
 
 
@@ -137,8 +137,9 @@ def _search(points: list[Point], base: RunSpec, settings: Settings, result: dict
     state = State(state_path(home_dir("bisect"), base, settings, [p.key for p in points]))
     search = run_bisect(points, settings, state, say, base)
     result["reused"] += state.reused
+    state.reused = 0  # counted; the hunks' reuse (--explain) is counted after them
     result["state"].append(str(state.path))
-    return search
+    return search, state
 
 
 def _releases(o: dict, base: RunSpec, settings: Settings, repo: Path | None, result: dict,
@@ -148,7 +149,7 @@ def _releases(o: dict, base: RunSpec, settings: Settings, repo: Path | None, res
     package = o["package"]
     versions = between(index_versions(package), o["good"], o["bad"])
     points = release_points(base, package, versions, lambda s: prepare(s).spec)
-    search = _search(points, base, settings, result, say)
+    search, _ = _search(points, base, settings, result, say)
     st = stage_dict("releases", points, search, {})
     for c in st["culprits"]:
         c["reproduce"] = [
@@ -184,7 +185,7 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
     cache = home_dir("bisect", "trees")
     commits = git_.commits_between(repo, *ends)
     points = commit_points(repo, commits, base, settings, o["package"], lambda s: prepare(s).spec)
-    search = _search(points, base, settings, result, say)
+    search, state = _search(points, base, settings, result, say)
     st = stage_dict("commits", points, search, {"repo": str(repo)})
     for c in st["culprits"]:
         trees = [cache / c["before"], cache / c["key"]]
@@ -194,11 +195,23 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
                       str(trees[1]), *what_args(base, settings.metric)]),
         ]  # fmt: skip
         if o["explain_hunks"]:
-            from perflab.bisect.onward import commit_hunks, hunk_lines
-
-            c["hunk_groups"] = commit_hunks(trees[0], trees[1], o["package"])
-            c["hunks"] = hunk_lines(c["hunk_groups"])
+            _explain(c, points[c["index"]], (repo, cache), o["package"], settings, state, say)
+            result["reused"] += state.reused
+            state.reused = 0
     result["stages"].append(st)
+
+
+def _explain(c: dict, point: Point, where: tuple[Path, Path], package: str, settings: Settings,
+             state: State, say: Any) -> None:  # fmt: skip
+    """The culprit commit's hunk groups, each reverted alone and measured (``--explain``)."""
+    from perflab.bisect.onward import hunk_lines, measure_hunks
+
+    repo, cache = where
+    trees = (git_.tree(repo, c["before"], cache), git_.tree(repo, c["key"], cache))
+    spec_b = point.spec or point.make()
+    c["hunk_groups"] = measure_hunks(c, spec_b, trees, package, settings, state,
+                                     lambda s: prepare(s).spec, say)  # fmt: skip
+    c["hunks"] = hunk_lines(c["hunk_groups"])
 
 
 def _output(result: dict[str, Any], o: dict[str, Any]) -> None:
