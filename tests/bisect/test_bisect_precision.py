@@ -108,3 +108,15 @@ def test_the_cli_refuses_precision_with_runs_or_without_parts(tmp_path: Path) ->
         res = CliRunner().invoke(main, [*args, *extra], env={"PERFLAB_HOME": str(home)})
         assert res.exit_code == 2 and res.stderr.count("\n") == 1 and says in res.stderr
     assert not (home / "bisect").exists() or not list((home / "bisect").glob("*.json"))
+
+
+def test_a_search_without_a_target_keeps_its_state_file_name(tmp_path: Path) -> None:
+    """The state file is named by the settings: --precision and --max-time name a planned
+    search apart, and leave the name of one without a target as it was before they existed."""
+    from perflab.bisect.driver import state_path
+
+    def path(**kw: object) -> Path:
+        return state_path(tmp_path, BASE, Settings("us_per_task", **kw), ["a", "b"])  # type: ignore[arg-type]
+
+    assert path() == path(max_time_s=60.0)
+    assert path() != path(precision=0.03) != path(precision=0.03, max_time_s=60.0)

@@ -77,7 +77,10 @@ def state_path(root: Path, base: RunSpec, settings: Settings, keys: list[str]) -
         for k, v in dataclasses.asdict(base).items()
         if k not in ("run_root", "keep_run_dir", "campaign")
     }
-    payload = json.dumps([spec, dataclasses.asdict(settings), keys], sort_keys=True, default=str)
+    how = dataclasses.asdict(settings)
+    if settings.precision is None:  # named as before --precision was: an older search resumes
+        del how["precision"], how["max_time_s"]
+    payload = json.dumps([spec, how, keys], sort_keys=True, default=str)
     return root / f"{hashlib.sha256(payload.encode()).hexdigest()[:16]}.json"
 
 
