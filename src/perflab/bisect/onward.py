@@ -37,14 +37,6 @@ def commit_groups(tree_a: Path, tree_b: Path, package: str) -> tuple[list[Group]
     return groups, listed
 
 
-def commit_hunks(tree_a: Path, tree_b: Path, package: str) -> list[dict[str, Any]]:
-    """The hunk groups between two commits' trees as JSON, largest first: what explain's
-    screen would revert, one factor a group."""
-    groups, listed = commit_groups(tree_a, tree_b, package)
-    out = [g.to_dict() for g in groups]
-    return out + [{"factor": "listed", "units": [], "why": w, "lines": 0} for w in listed]
-
-
 def measure_hunks(
     culprit: dict[str, Any],
     spec_b: RunSpec,
