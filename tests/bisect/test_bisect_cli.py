@@ -109,11 +109,17 @@ def test_bisect_builds_commits_of_a_clone_and_names_the_culprit(
     (c,) = stage["culprits"]
     assert (c["sha"], c["pr"], c["before"]) == (shas[3], 103, shas[2])
     assert 1.35 < c["step"]["ratio"] < 1.65 and c["share_low"] <= 1 <= c["share_high"] + 0.3
-    assert any("toybis.core:COST" in g["units"] for g in c["hunk_groups"])
+    (g,) = [g for g in c["hunk_groups"] if "toybis.core:COST" in g["units"]]
+    # reverting COST to the commit before undoes the whole +50 %: ratio ~1/1.5, share ~100 %
+    assert g["verdict"] == "faster" and g["low"] < 1 / 1.5 < g["high"]
+    assert g["share_low"] <= 1 <= g["share_high"] and g["level"] == pytest.approx(0.05)
     assert (git(repo, "status", "--porcelain"), git(repo, "worktree", "list")) == before
     page = (tmp_path / "out" / "bisect.html").read_text()
-    assert "<svg" in page and "slow path" in page
+    assert "<svg" in page and "slow path" in page and "<img src='bisect-1-commits.png'" in page
+    assert (tmp_path / "out" / "bisect-1-commits.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((tmp_path / "out" / "bisect.json").read_text())["stages"][0]["figure"]
     again = subprocess.run(run, capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert f"({len(stage['steps'])} comparisons reused)" in again.stdout
-    assert "comparing" not in again.stderr and "PR #103" in again.stdout
+    assert f"({len(stage['steps']) + 1} comparisons reused)" in again.stdout  # and the hunk's
+    assert "comparing" not in again.stderr and "measuring hunk" not in again.stderr
+    assert "PR #103" in again.stdout and "reverted: 0.6" in again.stdout

@@ -12,7 +12,7 @@ import pytest
 from toyrepo import declared_cost, make_repo
 
 from perflab.bisect.commits import commits_between
-from perflab.bisect.search import PointFailed, Step, bisect
+from perflab.bisect.search import Measure, PointFailed, Step, bisect
 from perflab.bisect.synthetic import simulated_measure
 
 SEEDS = range(10)
@@ -123,3 +123,60 @@ def test_a_split_beyond_max_culprits_follows_the_larger_side_and_says_so() -> No
     assert len(search.culprits) <= 2 and {c.index for c in search.culprits} <= {10, 20, 30}
     assert any("more than 2 culprits" in n for n in search.notes)
     assert len(search.steps) <= search.planned
+
+
+def _scripted(costs: list[float]) -> Measure:
+    """A measurement without noise: a ratio of 5 % or more is decided, one of 1–5 % stays
+    inconclusive at the most runs, less is no difference."""
+
+    def measure(a: int, b: int, level: float) -> Step:
+        r = costs[b] / costs[a]
+        verdict = "slower" if r >= 1.05 else "inconclusive" if r > 1.01 else "no difference"
+        return Step(a, b, r, r / 1.04, r * 1.04, verdict, 8, level)
+
+    return measure
+
+
+def _faint_and_big(faint_at: int = 10, big_at: int = 30) -> list[float]:
+    return [(1.03 if k >= faint_at else 1.0) * (1.3 if k >= big_at else 1.0) for k in range(41)]
+
+
+def test_an_undecided_side_is_followed_and_where_it_stays_undecided_is_said() -> None:
+    search = bisect(41, _scripted(_faint_and_big()), max_culprits=3)
+    assert [c.index for c in search.culprits] == [30] and search.outcome == "found"
+    assert any(s.b <= 20 for s in search.steps[1:])  # the undecided left half was probed
+    (u,) = search.undecided
+    assert (u["a"], u["b"]) == (9, 10) and "adjacent points" in u["why"]
+    assert "undecided at the most runs" in u["why"] and u["low"] < u["ratio"] < u["high"]
+    assert search.to_dict()["undecided"] == search.undecided
+
+
+def test_an_undecided_side_beyond_max_culprits_is_kept_with_why() -> None:
+    search = bisect(41, _scripted(_faint_and_big()), max_culprits=1)
+    assert [c.index for c in search.culprits] == [30]
+    (u,) = search.undecided
+    assert (u["a"], u["b"]) == (0, 20) and "not followed: 1 branches already open" in u["why"]
+    assert all(s.b > 20 or s.a == 0 and s.b in (20, 40) for s in search.steps)
+
+
+def test_a_step_made_only_of_undecided_parts_ends_undecided_not_with_a_culprit() -> None:
+    costs = [(1.03 if k >= 10 else 1.0) * (1.03 if k >= 30 else 1.0) for k in range(41)]
+    search = bisect(41, _scripted(costs), max_culprits=3)
+    assert search.outcome == "undecided" and not search.culprits
+    assert [(u["a"], u["b"]) for u in search.undecided] == [(9, 10), (29, 30)]
+
+
+def test_the_undecided_ranges_are_in_the_text_and_json_with_their_labels() -> None:
+    from perflab.bisect.driver import Point
+    from perflab.bisect.render import lines, stage_dict
+    from perflab.spec import RunSpec
+
+    search = bisect(41, _scripted(_faint_and_big()), max_culprits=3)
+    points = [Point(f"k{i}", f"commit {i}", lambda: RunSpec()) for i in range(41)]
+    st = stage_dict("commits", points, search, {})
+    (u,) = st["undecided"]
+    assert (u["from"], u["to"], u["to_label"]) == ("k9", "k10", "commit 10")
+    result = {"package": "p", "good": "a", "bad": "b", "metric": "m", "stages": [st],
+              "state": "s", "reused": 0}  # fmt: skip
+    text = "\n".join(lines(result))
+    assert "undecided commit 9 → commit 10: 1.030×; its interval" in text

@@ -10,13 +10,15 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.bisect.search import PointFailed, Search, Step, bisect
-from perflab.compare.gate import Side, run_compare
+from perflab.analysis.stats import spent_level
+from perflab.bisect.search import PointFailed, Search, Step, bisect, planned_comparisons
+from perflab.compare.gate import Comparison, Side, run_compare
 from perflab.errors import PerflabError
 from perflab.files import atomic_write
 from perflab.prepare import Prepared
@@ -47,6 +49,12 @@ class Settings:
     #: How a commit is built: ``venv`` (its tree pip-installed into a cached venv) or
     #: ``tree`` (its package directory first on PYTHONPATH, dependencies as installed here).
     build: str = "venv"
+    #: Target half-width of each comparison's interval (``--precision``): each is planned as
+    #: ``compare --precision`` plans it, from the parts ``perflab precision`` stored; None:
+    #: the sequential gate with ``n_min``…``n_max`` runs per side.
+    precision: float | None = None
+    #: Seconds one planned comparison may take (``--max-time``).
+    max_time_s: float = 3600.0
 
 
 class State:
@@ -72,8 +80,52 @@ def state_path(root: Path, base: RunSpec, settings: Settings, keys: list[str]) -
         for k, v in dataclasses.asdict(base).items()
         if k not in ("run_root", "keep_run_dir", "campaign")
     }
-    payload = json.dumps([spec, dataclasses.asdict(settings), keys], sort_keys=True, default=str)
+    how = dataclasses.asdict(settings)
+    if settings.precision is None:  # named as before --precision was: an older search resumes
+        del how["precision"], how["max_time_s"]
+    payload = json.dumps([spec, how, keys], sort_keys=True, default=str)
     return root / f"{hashlib.sha256(payload.encode()).hexdigest()[:16]}.json"
+
+
+def compare_points(
+    a: Side,
+    b: Side,
+    settings: Settings,
+    level: float,
+    on_step: Callable[[str], None] | None = None,
+    base: RunSpec | None = None,
+) -> Comparison:
+    """One comparison at ``level``: the sequential paired gate; with ``settings.precision``
+    the planned comparison of ``compare --precision`` instead (its window and runs planned
+    from the parts ``perflab precision`` stored for ``base``, the spec the points are made
+    from)."""
+    if settings.precision is not None:
+        from perflab.compare.planned import precise_compare
+
+        say = (lambda text: on_step(re.sub(r"\[/?dim\]", "", text))) if on_step else None
+        o = {"alpha": level, "threshold": settings.threshold, "min_runs": settings.n_min,
+             "say": say, "parts_of": base}  # fmt: skip
+        return precise_compare(a, b, settings.metric, settings.precision, settings.max_time_s, o)
+    return run_compare(
+        a, b, settings.metric, settings.threshold, level,
+        settings.n_min, settings.n_max, "--runs", sequential=not settings.fixed,
+        progress=(lambda label, i, n, _: on_step(f"  run {i}/{n} (side {label})"))
+        if on_step else None,
+    )  # fmt: skip
+
+
+def check_precision(base: RunSpec, settings: Settings, n_points: int) -> None:
+    """With ``--precision``: bad input (nothing run) when ``perflab precision`` stored no parts
+    for ``base``, or when a comparison at the search's level would take longer than
+    ``--max-time``."""
+    if settings.precision is None:
+        return
+    from perflab.compare.planned import plan_or_refuse
+
+    # the first comparison's level, the largest the search gives
+    level = spent_level(settings.alpha, planned_comparisons(n_points, settings.max_culprits), 0)
+    plan_or_refuse(Side("A", base), settings.metric, settings.precision, settings.max_time_s,
+                   level)  # fmt: skip
 
 
 def gate_measure(
@@ -81,10 +133,11 @@ def gate_measure(
     settings: Settings,
     state: State,
     on_step: Callable[[str], None] | None = None,
+    base: RunSpec | None = None,
 ) -> Callable[[int, int, float], Step]:
-    """``measure(a, b, level)`` for ``search.bisect``: the paired gate between two points'
-    specs, or the result kept in ``state``; a point that does not build or run raises
-    PointFailed (and is kept as failed)."""
+    """``measure(a, b, level)`` for ``search.bisect``: the paired gate (or the planned
+    comparison, ``compare_points``) between two points' specs, or the result kept in
+    ``state``; a point that does not build or run raises PointFailed (and is kept as failed)."""
 
     def ready(i: int) -> Side:
         p = points[i]
@@ -111,20 +164,17 @@ def gate_measure(
         side_a, side_b = ready(a), ready(b)
         if on_step:
             on_step(f"comparing {points[a].label} → {points[b].label} (level {level:.2g})")
-        cmp = run_compare(
-            side_a, side_b, settings.metric, settings.threshold, level,
-            settings.n_min, settings.n_max, "--runs", sequential=not settings.fixed,
-            progress=(lambda label, i, n, _: on_step(f"  run {i}/{n} (side {label})"))
-            if on_step else None,
-        )  # fmt: skip
+        cmp = compare_points(side_a, side_b, settings, level, on_step, base)
         if cmp.failed is not None:
-            i = a if any(r is cmp.failed for r in side_a.records) else b
+            i = a if any(r.run_id == cmp.failed.run_id for r in side_a.records) else b
             lines = [ln for ln in (cmp.failed.error or "").splitlines() if ln.strip()]
             fail(i, f"does not run: {lines[-1] if lines else 'failed'}")
         d = cmp.decision
         assert d is not None
         runs = len(side_a.values) + len(side_b.values)
-        step = Step(a, b, d.ratio, d.ci_low, d.ci_high, d.verdict, runs, level)
+        reached = {k: cmp.precision[k] for k in ("half_width", "target", "stopped", "line")
+                   } if cmp.precision else None  # fmt: skip
+        step = Step(a, b, d.ratio, d.ci_low, d.ci_high, d.verdict, runs, level, reached)
         state.data["steps"][key] = step.to_dict()
         state.save()
         return step
@@ -137,9 +187,11 @@ def run_bisect(
     settings: Settings,
     state: State,
     on_step: Callable[[str], None] | None = None,
+    base: RunSpec | None = None,
 ) -> Search:
-    """The search over ``points`` (oldest first: ``points[0]`` good, the last bad)."""
-    measure = gate_measure(points, settings, state, on_step)
+    """The search over ``points`` (oldest first: ``points[0]`` good, the last bad), made
+    from ``base`` (whose stored parts plan each comparison with ``settings.precision``)."""
+    measure = gate_measure(points, settings, state, on_step, base)
     return bisect(len(points), measure, settings.alpha, settings.max_culprits)
 
 

@@ -1,40 +1,131 @@
 """From a culprit onward: the commands that reproduce it, and the hunks of a culprit commit
 as explain's hunk screen groups them (the function-level changes that would be reverted
-together)."""
+together), each measured: the culprit with that group reverted to the commit before,
+paired against the culprit as it is."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from perflab.analysis.stats import bonferroni_level
+from perflab.bisect.driver import Settings, State, compare_points, share_text
+from perflab.compare.gate import Side
 from perflab.errors import PerflabError
-from perflab.explain.hunks import diff_units, group_units, path_vocabulary
+from perflab.explain.hunks import Group, diff_units, group_units, path_vocabulary
 from perflab.factors.sources import tree_package
+from perflab.prepare import Prepared
+from perflab.spec import RunSpec
+
+#: Hunk groups measured at most per culprit (the largest first; the rest are listed).
+MOST_MEASURED = 6
 
 
-def commit_hunks(tree_a: Path, tree_b: Path, package: str) -> list[dict[str, Any]]:
+def commit_groups(tree_a: Path, tree_b: Path, package: str) -> tuple[list[Group], list[str]]:
     """The hunk groups between two commits' trees of ``package`` (every module), largest
-    first: what explain's screen would revert, one factor a group."""
+    first, and what could only be listed (explain's ``diff_units``)."""
     try:
         dir_a, _ = tree_package(tree_a, package)
         dir_b, _ = tree_package(tree_b, package)
     except PerflabError:
-        return []
+        return [], []
     globs = (f"{package}*",)
     units, listed = diff_units(dir_a, dir_b, package, globs, set())
     groups = group_units(units, path_vocabulary(dir_b, package, globs))
-    out = [g.to_dict() for g in groups]
-    out.sort(key=lambda g: -int(g["lines"]))
+    groups.sort(key=lambda g: -sum(u.lines for u in g.units))
+    return groups, listed
+
+
+def measure_hunks(
+    culprit: dict[str, Any],
+    culprit_ready: Prepared,
+    trees: tuple[Path, Path],
+    package: str,
+    settings: Settings,
+    state: State,
+    prepare: Callable[[RunSpec], Prepared],
+    on_step: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Each of the culprit's largest hunk groups (``MOST_MEASURED``) measured: the culprit's
+    spec with the group reverted to the commit before (explain's transforms), paired against
+    the culprit as it is, each at ``alpha / groups`` (Bonferroni over the groups measured).
+    Its share of the culprit's step is −log(reverted/culprit) / log(culprit's ratio). A group
+    whose revert does not apply or run is named with why. Kept in ``state``: a rerun reuses."""
+    groups, listed = commit_groups(trees[0], trees[1], package)
+    measured = groups[:MOST_MEASURED]
+    level = bonferroni_level(settings.alpha, len(measured))
+    whole = math.log(culprit["step"]["ratio"])
+    out = []
+    for g in measured:
+        key = f"hunk:{culprit['key']}:{g.name}@{level:.8g}"
+        if key not in state.data.setdefault("hunks", {}):
+            if on_step:
+                on_step(f"measuring hunk group {g.name} of {culprit['key'][:10]} (reverted)")
+            state.data["hunks"][key] = _revert(g, culprit_ready, package, settings, level, prepare)
+            state.save()
+        else:
+            state.reused += 1
+        entry = {**g.to_dict(), **state.data["hunks"][key], "level": level}
+        if "ratio" in entry:
+            shares = sorted(-math.log(entry[k]) / whole for k in ("low", "high"))
+            entry.update(share=-math.log(entry["ratio"]) / whole, share_low=shares[0],
+                         share_high=shares[1])  # fmt: skip
+        out.append(entry)
+    out += [{**g.to_dict(), "not_measured": f"more than {MOST_MEASURED} groups"}
+            for g in groups[MOST_MEASURED:]]  # fmt: skip
     return out + [{"factor": "listed", "units": [], "why": w, "lines": 0} for w in listed]
 
 
+def _revert(
+    g: Group,
+    culprit_ready: Prepared,
+    package: str,
+    settings: Settings,
+    level: float,
+    prepare: Callable[[RunSpec], Prepared],
+) -> dict[str, Any]:
+    """One paired comparison: the culprit (A) against the culprit with ``g`` reverted (B)."""
+    added = [{**t, "factor": g.name} for t in g.transforms(package)]
+    spec_b = culprit_ready.spec
+    try:
+        reverted = prepare(replace(spec_b, transforms=[*spec_b.transforms, *added]))
+    except PerflabError as exc:
+        return {"not_measured": f"the revert does not apply: {exc}"}
+    a = Side("culprit", spec_b, prepared=culprit_ready)
+    b = Side(f"reverted {g.name}", reverted.spec, prepared=reverted)
+    cmp = compare_points(a, b, settings, level)
+    if cmp.failed is not None or cmp.decision is None:
+        lines = [ln for ln in ((cmp.failed.error if cmp.failed else "") or "").splitlines() if ln]
+        return {"not_measured": f"does not run: {lines[-1] if lines else 'failed'}"}
+    d = cmp.decision
+    return {"ratio": d.ratio, "low": d.ci_low, "high": d.ci_high, "verdict": d.verdict,
+            "runs": len(a.values) + len(b.values)}  # fmt: skip
+
+
 def hunk_lines(groups: list[dict[str, Any]], most: int = 8) -> list[str]:
+    """The text of a culprit's hunk groups: each with what reverting it measured."""
     if not groups:
         return ["hunks: no function-level change in the package's modules"]
-    out = [f"hunks ({len(groups)} groups, explain's screen would revert each as a factor):"]
+    head = f"hunks ({len(groups)} groups"
+    level = next((g["level"] for g in groups if "level" in g), None)
+    if level is not None:
+        head += f"; each reverted alone, measured against the culprit at level {level:.2g}):"
+    else:
+        head += ", explain's screen would revert each as a factor):"
+    out = [head]
     for g in groups[:most]:
         why = f" — {g['why']}" if g["why"] else ""
         out.append(f"  {g['factor']}: {', '.join(g['units'][:4])} ({g['lines']} lines){why}")
+        if "ratio" in g:
+            share = share_text(g["share_low"], g["share_high"])
+            out.append(f"    reverted: {g['ratio']:.3f}× ({g['low']:.3f}–{g['high']:.3f}), "
+                       f"{g['verdict']}; share of the culprit's step {g['share']:.0%} "
+                       f"({share}), {g['runs']} runs")  # fmt: skip
+        elif "not_measured" in g:
+            out.append(f"    not measured: {g['not_measured']}")
     if len(groups) > most:
         out.append(f"  … and {len(groups) - most} more (see --json)")
     return out

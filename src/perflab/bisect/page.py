@@ -1,5 +1,6 @@
 """An offline page of a bisection: per stage, every comparison made as a bar over the
-points it spans, at its ratio with its interval; culprits as red lines (an inline SVG)."""
+points it spans, at its ratio with its interval; culprits as red lines (an inline SVG); and,
+when the stage has one, its PNG (``figure``: the metric of each point along the axis)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,9 @@ def page(result: dict[str, Any]) -> str:
     for st in result["stages"]:
         body.append(f"<h2>{html.escape(st['axis'])}: ratio of each comparison (bar: the points "
                     "it spans; band: its interval)</h2>")  # fmt: skip
+        if st.get("figure"):
+            body.append(f"<p><img src='{html.escape(st['figure'])}' alt='{html.escape(st['axis'])}"
+                        ": the metric of each point measured, with its interval'></p>")  # fmt: skip
         body.append(_svg(st))
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>perflab bisect</title>"

@@ -37,6 +37,11 @@ def stage_dict(axis: str, points: list[Point], search: Search, extra: dict[str, 
         {"index": i, "key": points[i].key, "label": points[i].label, "reason": why}
         for i, why in sorted(search.skipped.items())
     ]
+    out["undecided"] = [
+        {**u, "from": points[u["a"]].key, "to": points[u["b"]].key,
+         "from_label": points[u["a"]].label, "to_label": points[u["b"]].label}
+        for u in search.undecided
+    ]  # fmt: skip
     out["culprits"] = [
         {**c.to_dict(), **points[c.index].info, "key": points[c.index].key,
          "before": points[c.before].key, "label": points[c.index].label,
@@ -69,6 +74,9 @@ def lines(result: dict[str, Any]) -> list[str]:
         for a, b in st["dissolved"]:
             out.append(f"  the step dissolves between {st['points'][a]['label']} and "
                        f"{st['points'][b]['label']}: no side of it shows a step")  # fmt: skip
+        for u in st.get("undecided", []):
+            out.append(f"  undecided {u['from_label']} → {u['to_label']}: {u['ratio']:.3f}×; "
+                       f"{u['why']}")  # fmt: skip
         for s in st["skipped"]:
             out.append(f"  skipped {s['label']}: {s['reason']}")
         out += [f"  note: {n}" for n in st["notes"]]
@@ -85,6 +93,8 @@ def _outcome(st: dict[str, Any]) -> list[str]:
         "nothing bisected (more --runs?)",
         "end failed": "  an end does not build or run: nothing bisected",
         "dissolved": "  the step dissolves: no single point holds it",
+        "undecided": "  no culprit decided: the step may lie in the ranges that stayed "
+        "undecided (below; more --runs?)",
     }
     return [says[st["outcome"]]] if st["outcome"] in says else []
 
@@ -100,6 +110,8 @@ def _culprit(c: dict[str, Any]) -> list[str]:
         f"    {_ratio(c['step'])} after {c['before'][:12]}; share of the step "
         f"{c['share']:.0%} ({share_text(c['share_low'], c['share_high'])})",
     ]
+    if c["step"].get("precision"):
+        out.append(f"    {c['step']['precision']['line']}")
     out += [f"    $ {cmd}" for cmd in c.get("reproduce", [])]
     out += [f"    {h}" for h in c.get("hunks", [])]
     return out

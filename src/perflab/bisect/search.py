@@ -8,6 +8,10 @@ caches) is the caller's ``measure``.
   ends (two comparisons). A side whose verdict is the confirmed step's direction holds a
   step: follow it. Both sides → the step **splits**: follow both, and report several culprits.
   Neither side (both "no difference") → the step **dissolves** there: said, not guessed.
+  A side still **undecided** at the most runs may hold (part of) the step: it is followed
+  too, after the decided sides, while fewer than ``max_culprits`` branches are open. A range
+  the search cannot go on with (adjacent points still undecided, or no branch left) is kept
+  in ``Search.undecided`` with why; a culprit is only ever a decided comparison.
 * **More runs only where undecided**: each comparison is the sequential gate (it stops as
   soon as it is decided, at most ``n_max`` runs per side), run by ``measure``.
 * **Error control**: every comparison is tested at ``alpha / K``, ``K`` the comparisons
@@ -43,7 +47,7 @@ class PointFailed(Exception):
 class Step:
     """One paired comparison of point ``a`` (baseline) with point ``b``: the ratio b/a of
     the metric with its interval at ``1 − level``, the gate's verdict, and the runs it made
-    (both sides; 0 when it was found in the state of an earlier search)."""
+    (both sides)."""
 
     a: int
     b: int
@@ -53,6 +57,8 @@ class Step:
     verdict: str
     runs: int
     level: float
+    #: With ``--precision``: the half-width reached, the target, why it stopped, the line.
+    precision: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,6 +101,9 @@ class Search:
     dissolved: list[tuple[int, int]] = field(default_factory=list)
     skipped: dict[int, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: Ranges (``a``, ``b``, the comparison's numbers, ``why``) the search could not tell
+    #: about: undecided at the most runs and not followed further.
+    undecided: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def runs(self) -> int:
@@ -119,6 +128,7 @@ class Search:
             "steps": [s.to_dict() for s in self.steps],
             "culprits": [c.to_dict() for c in self.culprits],
             "dissolved": [list(d) for d in self.dissolved],
+            "undecided": self.undecided,
             "skipped": {str(k): v for k, v in self.skipped.items()},
             "runs": self.runs,
             "notes": self.notes,
@@ -165,20 +175,49 @@ def bisect(n_points: int, measure: Measure, alpha: float = 0.05, max_culprits: i
     while todo:
         step = todo.pop()
         if step.b - step.a == 1:
-            search.culprits.append(_culprit(step, confirm, [step.b]))
+            if step.verdict == search.direction:
+                search.culprits.append(_culprit(step, confirm, [step.b]))
+            else:
+                _stays_undecided(search, step, "adjacent points")
             continue
-        sides = _probe(search, measure, step, budget)
-        if len(sides) == 2 and len(search.culprits) + len(todo) + 2 > max_culprits:
-            sides = sorted(sides, key=lambda s: abs(math.log(s.ratio)))[1:]
+        room = max(1, max_culprits - len(search.culprits) - len(todo))
+        todo += _within(search, step, _probe(search, measure, step, budget), room, max_culprits)
+    search.culprits.sort(key=lambda c: c.index)
+    search.undecided.sort(key=lambda u: u["a"])
+    search.outcome = (
+        "found" if search.culprits else "undecided" if search.undecided else "dissolved"
+    )
+    return search
+
+
+def _within(
+    search: Search, step: Step, sides: list[Step], room: int, max_culprits: int
+) -> list[Step]:
+    """The first ``room`` of ``sides`` (decided ones first): each side followed beyond the
+    first opens a branch, and at most ``max_culprits`` are open. A decided side left out is
+    noted; an undecided one is kept as a range that stayed undecided, with why."""
+    kept, left = sides[:room], sides[room:]
+    for s in left:
+        if s.verdict == search.direction:
             search.notes.append(
                 f"more than {max_culprits} culprits: only the larger side of the split at "
-                f"point {sides[0].a if sides[0].b == step.b else sides[0].b} followed "
-                "(raise --max-culprits)"
+                f"point {s.b if s.a == step.a else s.a} followed (raise --max-culprits)"
             )
-        todo += sides
-    search.culprits.sort(key=lambda c: c.index)
-    search.outcome = "found" if search.culprits else "dissolved"
-    return search
+        else:
+            _stays_undecided(search, s, f"not followed: {max_culprits} branches already open "
+                             "(raise --max-culprits)")  # fmt: skip
+    return kept
+
+
+def _stays_undecided(search: Search, step: Step, why: str) -> None:
+    """Keep ``step`` as a range the search could not tell about: the step (or part of it) may
+    lie there. ``why``: what stopped the search from going on."""
+    search.undecided.append({
+        "a": step.a, "b": step.b, "ratio": step.ratio, "low": step.low, "high": step.high,
+        "runs": step.runs,
+        "why": f"its interval ({step.low:.3f}–{step.high:.3f}×) was still undecided at the most "
+               f"runs; {why}",
+    })  # fmt: skip
 
 
 def _probe(search: Search, measure: Measure, step: Step, budget: Budget) -> list[Step]:
@@ -188,7 +227,10 @@ def _probe(search: Search, measure: Measure, step: Step, budget: Budget) -> list
         m = _middle(step.a, step.b, search.skipped)
         if m is None:  # every point between is skipped: the culprit is one of them or b
             cands = [i for i in range(step.a + 1, step.b + 1)]
-            search.culprits.append(_culprit(step, _confirm(search), cands))
+            if step.verdict == search.direction:
+                search.culprits.append(_culprit(step, _confirm(search), cands))
+            else:
+                _stays_undecided(search, step, "every point between its ends is skipped")
             return []
         left = _measure(search, measure, step.a, m, budget)
         right = _measure(search, measure, m, step.b, budget) if left else None
@@ -197,18 +239,13 @@ def _probe(search: Search, measure: Measure, step: Step, budget: Budget) -> list
         if m not in search.skipped:  # an end failed on a later run: stop this branch
             search.notes.append(f"points {step.a}–{step.b}: an end stopped running")
             return []
-    sides = [s for s in (left, right) if s.verdict == search.direction]
-    if sides:
-        return sides
+    sign = 1 if search.direction == "slower" else -1
+    decided = [s for s in (left, right) if s.verdict == search.direction]
     undecided = [s for s in (left, right) if s.verdict == "inconclusive"]
-    if undecided:  # the step is somewhere: follow the side that shows the most of it
-        sign = 1 if search.direction == "slower" else -1
-        best = max(undecided, key=lambda s: sign * math.log(s.ratio))
-        search.notes.append(
-            f"points {step.a}–{step.b}: neither side decided at the most runs; followed "
-            f"{best.a}–{best.b}, the side with more of the step"
+    if decided or undecided:  # decided sides first, then those showing more of the step
+        return sorted(decided, key=lambda s: -abs(math.log(s.ratio))) + sorted(
+            undecided, key=lambda s: -sign * math.log(s.ratio)
         )
-        return [best]
     search.dissolved.append((step.a, step.b))
     return []
 

@@ -16,6 +16,7 @@ from perflab.bisect.driver import (
     Point,
     Settings,
     State,
+    check_precision,
     commit_points,
     release_points,
     run_bisect,
@@ -41,7 +42,7 @@ OPTIONS = [
     DECISION_OPTIONS[2],  # --by
     click.option("--alpha", type=float, default=0.05, show_default=True,
                  help="Chance of any wrong decision over the whole search."),
-    click.option("--runs", type=int, default=10, show_default=True, help="Most runs per side."),
+    click.option("--runs", type=int, help="Most runs per side (default 10)."),
     click.option("--min-runs", type=int, default=4, show_default=True,
                  help="Runs per side before a comparison's first look."),
     click.option("--fixed", is_flag=True, help="Always --runs runs per side (no early stop)."),
@@ -52,8 +53,15 @@ OPTIONS = [
                  help="A commit's tree pip-installed into a cached venv, or (tree: quicker, "
                  "for a pure-Python package whose dependencies are installed here) its "
                  "package directory first on PYTHONPATH."),
+    click.option("--precision", "precision_target", metavar="PCT",
+                 help="CI half-width each comparison is to reach (e.g. 3%), planned as "
+                 "`compare --precision` plans it from `perflab precision`'s stored parts for "
+                 "the same benchmark (instead of --runs/--tasks/--fixed)."),
+    click.option("--max-time", type=float,
+                 help="Seconds one --precision comparison may take (default 3600); a plan "
+                 "longer at the search's level is refused before any run."),
     click.option("--explain", "explain_hunks", is_flag=True,
-                 help="List each culprit commit's hunks as explain's hunk screen groups them."),
+                 help="Measure each culprit commit's hunk groups, each reverted alone."),
 ]  # fmt: skip
 
 
@@ -66,7 +74,7 @@ def bisect_options(f: Any) -> Any:
 @main.command("bisect")
 @run_options
 @bisect_options
-@output_option("Write bisect.json and bisect.html (the metric along the axis) in this folder.")
+@output_option("Write bisect.json, bisect.html and a PNG per stage (the metric on the axis).")
 @json_option
 def bisect_cmd(**o: Any) -> None:
     """Which commits made the step between --good and --bad? Confirms the step with the
@@ -99,13 +107,24 @@ def bisect_cmd(**o: Any) -> None:
 
 
 def _settings(o: dict[str, Any]) -> Settings:
+    from perflab.compare.planned import DEFAULT_MAX_TIME_S, parse_target
+
     metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, o["by_metric"])
     if not 0 < o["alpha"] < 0.5 or not 0 < o["threshold"] < 1:
         raise PerflabError("--alpha must be in (0, 0.5) and --threshold in (0, 1)")
-    if o["runs"] < 2 or o["max_culprits"] < 1:
+    runs = 10 if o["runs"] is None else o["runs"]
+    if runs < 2 or o["max_culprits"] < 1:
         raise PerflabError("--runs must be at least 2 and --max-culprits at least 1")
-    return Settings(metric, o["threshold"], o["alpha"], o["min_runs"], o["runs"], o["fixed"],
-                    o["max_culprits"], o["build"])  # fmt: skip
+    precision, max_time = None, DEFAULT_MAX_TIME_S if o["max_time"] is None else o["max_time"]
+    if o["precision_target"] is not None:
+        if o["runs"] is not None or o["fixed"] or o["tasks"] or o["time_s"]:
+            raise PerflabError("--precision plans the runs and the window: drop --runs, "
+                               "--fixed, --tasks and --time")  # fmt: skip
+        precision = parse_target(o["precision_target"])
+    elif o["max_time"] is not None:
+        raise PerflabError("--max-time bounds a --precision comparison: give --precision")
+    return Settings(metric, o["threshold"], o["alpha"], o["min_runs"], runs, o["fixed"],
+                    o["max_culprits"], o["build"], precision, max_time)  # fmt: skip
 
 
 def _is_release(end: str, repo: Path | None) -> bool:
@@ -114,11 +133,13 @@ def _is_release(end: str, repo: Path | None) -> bool:
 
 
 def _search(points: list[Point], base: RunSpec, settings: Settings, result: dict, say: Any) -> Any:
+    check_precision(base, settings, len(points))
     state = State(state_path(home_dir("bisect"), base, settings, [p.key for p in points]))
-    search = run_bisect(points, settings, state, say)
+    search = run_bisect(points, settings, state, say, base)
     result["reused"] += state.reused
+    state.reused = 0  # counted; the hunks' reuse (--explain) is counted after them
     result["state"].append(str(state.path))
-    return search
+    return search, state
 
 
 def _releases(o: dict, base: RunSpec, settings: Settings, repo: Path | None, result: dict,
@@ -128,7 +149,7 @@ def _releases(o: dict, base: RunSpec, settings: Settings, repo: Path | None, res
     package = o["package"]
     versions = between(index_versions(package), o["good"], o["bad"])
     points = release_points(base, package, versions, prepare)
-    search = _search(points, base, settings, result, say)
+    search, _ = _search(points, base, settings, result, say)
     st = stage_dict("releases", points, search, {})
     for c in st["culprits"]:
         c["reproduce"] = [
@@ -164,7 +185,7 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
     cache = home_dir("bisect", "trees")
     commits = git_.commits_between(repo, *ends)
     points = commit_points(repo, commits, base, settings, o["package"], prepare)
-    search = _search(points, base, settings, result, say)
+    search, state = _search(points, base, settings, result, say)
     st = stage_dict("commits", points, search, {"repo": str(repo)})
     for c in st["culprits"]:
         trees = [cache / c["before"], cache / c["key"]]
@@ -174,19 +195,35 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
                       str(trees[1]), *what_args(base, settings.metric)]),
         ]  # fmt: skip
         if o["explain_hunks"]:
-            from perflab.bisect.onward import commit_hunks, hunk_lines
-
-            c["hunk_groups"] = commit_hunks(trees[0], trees[1], o["package"])
-            c["hunks"] = hunk_lines(c["hunk_groups"])
+            _explain(c, points[c["index"]], (repo, cache), o["package"], settings, state, say)
+            result["reused"] += state.reused
+            state.reused = 0
     result["stages"].append(st)
+
+
+def _explain(c: dict, point: Point, where: tuple[Path, Path], package: str, settings: Settings,
+             state: State, say: Any) -> None:  # fmt: skip
+    """The culprit commit's hunk groups, each reverted alone and measured (``--explain``)."""
+    from perflab.bisect.onward import hunk_lines, measure_hunks
+
+    repo, cache = where
+    trees = (git_.tree(repo, c["before"], cache), git_.tree(repo, c["key"], cache))
+    culprit_ready = point.prepared or point.make()
+    c["hunk_groups"] = measure_hunks(c, culprit_ready, trees, package, settings, state, prepare,
+                                     say)  # fmt: skip
+    c["hunks"] = hunk_lines(c["hunk_groups"])
 
 
 def _output(result: dict[str, Any], o: dict[str, Any]) -> None:
     if o["output"]:
+        from perflab.bisect.figure import draw
         from perflab.bisect.page import page
 
         out = Path(o["output"])
         out.mkdir(parents=True, exist_ok=True)
+        for i, st in enumerate(result["stages"]):
+            png = draw(st, result["metric"], out / f"bisect-{i + 1}-{st['axis']}.png")
+            st["figure"] = png.name if png else None
         atomic_write(out / "bisect.json", json.dumps(result, indent=1))
         atomic_write(out / "bisect.html", page(result))
     if o["as_json"]:

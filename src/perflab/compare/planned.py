@@ -38,9 +38,11 @@ def precise_compare(
 ) -> Comparison:
     """``compare --precision``: plan from the stored parts, print the plan, then measure
     until the interval meets the target (see ``precision.run_planned``). A plan longer than
-    ``max_time_s`` is bad input: nothing runs."""
+    ``max_time_s`` is bad input: nothing runs. ``o["parts_of"]`` (optional): the spec whose
+    stored parts plan it, when A's spec was made ready from it (bisect's releases, commits)."""
     alpha, threshold = o["alpha"], o["threshold"]
-    found, pl = plan_or_refuse(a, metric, target, max_time_s, alpha)
+    found, pl = plan_or_refuse(Side(a.label, o.get("parts_of") or a.spec), metric, target,
+                               max_time_s, alpha)  # fmt: skip
     for side in (a, b):
         side.resize(pl.tasks, None)
         side.ready()  # once per comparison (a no-op when the verb made it ready)
