@@ -97,7 +97,10 @@ def make_plan(setup: Setup) -> ExplainPlan:
     }
     py = {v: prepare(s).python for v, s in spec.items()}
     listed: list[str] = []
-    classes = list(setup.classes) or list(dflt.TARGET_CLASSES.get(setup.base.target, ()))
+    base = setup.base
+    classes = list(setup.classes) or list(
+        dflt.classes_for(base.target, base.command, setup.package)
+    )
     changes: list[dflt.DefaultChange] = []
     if classes:
         da = dflt.introspect(py[setup.a], classes, f"{setup.package} {setup.a}")
