@@ -1,12 +1,14 @@
 """``perflab explain`` on a user's own program: a script that imports two releases of a
 package and prints only its makespan. The release is proven in each A run, each of B's
 changes (a default, a function) reaches the program as the treated copy it imported, and
-the changes that cost time are claimed with their shares."""
+the changes that cost time are claimed with their shares; restoring an unsafe default in
+the program needs the opt-in."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import userprogram
@@ -65,3 +67,36 @@ def test_explain_a_users_script_between_two_releases(
         for factor in set(treated) - {"release_a"}:
             assert all("/transformed/" in p["imported"] for p in treated[factor])
     assert any(r.treatments == ["release_a"] for r in runs)
+
+
+def _encrypted_change() -> Any:
+    from perflab.explain.defaults import DefaultChange
+
+    htex = "parsl.executors:HighThroughputExecutor"
+    return DefaultChange(htex, "encrypted", "False", "True", "parsl.m", "HTEX.__init__")
+
+
+def _setup(safety: str, allow_insecure: bool = False) -> Any:
+    from perflab.explain.plan import Setup
+    from perflab.spec import RunSpec
+
+    base = RunSpec(command="python app.py", allow_insecure=allow_insecure)
+    return Setup("e", "parsl", "1", "2", base, ["wall_s"], safety=safety)
+
+
+def test_restoring_an_unsafe_default_in_a_program_needs_the_opt_in() -> None:
+    from perflab.errors import PerflabError
+    from perflab.explain.plan import NETNS, _command_safety
+
+    setup = _setup("opt-in")
+    with pytest.raises(PerflabError, match="ships encrypted=False.*--allow-insecure"):
+        _command_safety(setup, [_encrypted_change()], setup.base)
+    # the opt-in, or a private network namespace, measures it; keep leaves it out
+    ok = _setup("opt-in", allow_insecure=True)
+    assert _command_safety(ok, [_encrypted_change()], ok.base) == ok.base
+    netns = _setup("netns")
+    wrapped = _command_safety(netns, [_encrypted_change()], netns.base)
+    assert wrapped.wrapper[: len(NETNS)] == NETNS and wrapped.allow_insecure
+    keep, change = _setup("keep"), _encrypted_change()
+    assert _command_safety(keep, [change], keep.base) == keep.base
+    assert "--safety keep" in change.left_out
