@@ -23,13 +23,15 @@ Per truth, budget and search, over SEEDS seeds (95% Clopper-Pearson intervals):
 * clean: ... and with no member that does nothing or harms;
 * runs: the runs the tune spent on average (of the budget).
 
-    PYTHONPATH=src python bench/tune_user_power.py --seeds 20 --budgets 42,100,200
+    PYTHONPATH=src python bench/tune_user_power.py --seeds 40 --budgets 42,48,60,100,200
+    PYTHONPATH=src python bench/tune_user_power.py --noise 0.04 ...   # a quiet machine's noise
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -66,7 +68,7 @@ def program(name: str, effects: dict[str, float], nulls: list[str], noise: float
     weights = np.array([effects.get(f, 1.0) for f in factors])
 
     def t(x: np.ndarray) -> np.ndarray:
-        return 60.0 * np.prod(weights ** x, axis=1)
+        return 60.0 * np.prod(weights**x, axis=1)
 
     return Truth(name, factors, t, categories, noise=noise)
 
@@ -123,12 +125,16 @@ def main() -> None:
     ap.add_argument("--budgets", default="42,100,200")
     ap.add_argument("--truths", default=",".join(TRUTHS))
     ap.add_argument("--only", default=",".join(SEARCHES), help="searches, comma-separated")
+    ap.add_argument("--noise", type=float, help="log-sd instead of the program's (e.g. 0.04)")
     args = ap.parse_args()
+    warnings.simplefilter("ignore")  # rank-deficient screens at the least budgets: expected
     cols = ("screen", "screen_ols", "found", "within", "clean")
     print(f"{args.seeds} seeds; shares with 95% Clopper-Pearson intervals")
     print(f"{'truth':11s} {'budget':>6s} {'search':12s} " + " ".join(f"{c:>16s}" for c in cols))
     for name in args.truths.split(","):
         tr = TRUTHS[name]()
+        tr.noise = args.noise if args.noise is not None else tr.noise
+        print(f"{name}: noise (log-sd) {tr.noise}", flush=True)
         strongest = min(DASK | PARSL, key=lambda f: (DASK | PARSL)[f] if f in tr.factors else 9)
         for budget in map(int, args.budgets.split(",")):
             for label in args.only.split(","):
