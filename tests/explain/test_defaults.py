@@ -35,3 +35,17 @@ def test_changes_and_what_is_left_out() -> None:
     assert "literal" in got["x"].left_out
     user = explicit_keywords("parsl-htex", {"poll_period": 1})
     assert "poll_period" in user["HighThroughputExecutor"]
+
+
+def test_a_users_own_program_compares_every_class_of_the_releases_package() -> None:
+    from perflab.explain.defaults import classes_for
+
+    parsl = classes_for("command", "python app.py", "parsl")
+    # a program may build any Parsl executor, provider or Config: it passes its own keywords
+    assert {"parsl.executors:HighThroughputExecutor", "parsl.executors:ThreadPoolExecutor",
+            "parsl.providers:LocalProvider", "parsl.config:Config"} == set(parsl)  # fmt: skip
+    assert classes_for("parsl-threads", None, "parsl") == (
+        "parsl.executors:ThreadPoolExecutor",
+        "parsl.config:Config",
+    )
+    assert classes_for("command", "python app.py", "numpy") == ()  # --config-class says

@@ -52,7 +52,8 @@ from perflab.cli.spec_options import base_spec, run_options
     multiple=True,
     metavar="MODULE:CLASS",
     help="Configuration classes whose defaults are compared (default: the "
-    "target's, e.g. HTEX, LocalProvider, Config).",
+    "target's, e.g. HTEX, LocalProvider, Config; for a --command, every class of the "
+    "package it may build).",
 )
 @click.option(
     "--safety",

@@ -28,6 +28,22 @@ TARGET_CLASSES: dict[str, tuple[str, ...]] = {
     ),
     "parsl-threads": ("parsl.executors:ThreadPoolExecutor", "parsl.config:Config"),
 }
+#: Configuration classes a user's own program (a command target) may build, per package of
+#: the releases: every engine target's of that package (the program passes its own keywords,
+#: so none is left out as perflab's).
+COMMAND_CLASSES: dict[str, tuple[str, ...]] = {
+    "parsl": tuple(dict.fromkeys(TARGET_CLASSES["parsl-htex"] + TARGET_CLASSES["parsl-threads"]))
+}
+
+
+def classes_for(target: str, command: str | None, package: str) -> tuple[str, ...]:
+    """The configuration classes whose defaults are compared when none are given: the
+    engine target's, or for a command the classes of the releases' package it may build."""
+    if command is not None:
+        return COMMAND_CLASSES.get(package, ())
+    return TARGET_CLASSES.get(target, ())
+
+
 #: Keywords perflab's engine passes itself, per target and class name (they hide a change of
 #: the release's default; ``encrypted`` is perflab's safety setting, docs/security.md).
 ENGINE_SET: dict[str, dict[str, tuple[str, ...]]] = {

@@ -97,7 +97,10 @@ def make_plan(setup: Setup) -> ExplainPlan:
     }
     py = {v: prepare(s).python for v, s in spec.items()}
     listed: list[str] = []
-    classes = list(setup.classes) or list(dflt.TARGET_CLASSES.get(setup.base.target, ()))
+    base = setup.base
+    classes = list(setup.classes) or list(
+        dflt.classes_for(base.target, base.command, setup.package)
+    )
     changes: list[dflt.DefaultChange] = []
     if classes:
         da = dflt.introspect(py[setup.a], classes, f"{setup.package} {setup.a}")
@@ -107,6 +110,8 @@ def make_plan(setup: Setup) -> ExplainPlan:
     else:
         listed.append("defaults: no configuration classes for this target (--config-class)")
     base_b, opts_a, safety = _safety(setup, changes, spec[setup.b])
+    if base.command is not None:
+        base_b = _command_safety(setup, changes, base_b)
     tables: dict[str, dict[str, Any]] = {
         "release_a": {
             "description": f"{setup.package} {setup.a} (release A)",
@@ -251,6 +256,31 @@ def _safety(
         base_b = replace(base_b, wrapper=[*NETNS, *base_b.wrapper], allow_insecure=True)
     info["factors"] = {f"dflt_{c.name}": {c.name: _literal(c.a)} for c in hidden}
     return base_b, opts_a, info
+
+
+def _command_safety(setup: Setup, changes: list[dflt.DefaultChange], base_b: RunSpec) -> RunSpec:
+    """A user's program passes its own keywords, so a safety keyword's changed default is a
+    factor like any other; but where A's default is unsafe (HTEX ``encrypted=False``), the
+    factor would have perflab turn the program's safety off: it needs the opt-in
+    (``--allow-insecure``), or runs in a private network namespace (``--safety netns``);
+    ``keep`` lists it as not measured."""
+    unsafe = [
+        c for c in changes if c.name in SAFETY_OPTIONS and not c.left_out and _literal(c.a) is False
+    ]
+    if not unsafe or setup.base.allow_insecure:
+        return base_b
+    if setup.safety == "keep":
+        for c in unsafe:
+            c.left_out = "perflab's safety setting (--safety keep): A's unsafe default not measured"
+        return base_b
+    if setup.safety == "netns":  # alone on its own loopback: the opt-in is safe there
+        return replace(base_b, wrapper=[*NETNS, *base_b.wrapper], allow_insecure=True)
+    names = ", ".join(f"{c.name}={c.a}" for c in unsafe)
+    raise PerflabError(
+        f"release {setup.a} ships {names}: restoring it in the command's program turns its "
+        "safety off; pass --allow-insecure (the documented opt-in) or --safety netns to "
+        "measure it, or --safety keep to leave it out"
+    )
 
 
 def _literal(text: str) -> Any:

@@ -108,13 +108,17 @@ def arm(env: dict[str, str], spec: RunSpec, run_dir: Path) -> None:
     """Put the hook into a command's run: its files in the (0700) run directory, and its
     folder first on the command's ``PYTHONPATH`` (``env`` is changed in place). The
     treatment file holds the config factors' operations and the packages whose import the
-    hook reports (the transformed ones: proof that the treated copy is the one imported)."""
+    hook reports (the transformed ones and a package factor's: proof that the treated copy,
+    or the factor's release, is the one imported)."""
     hook = run_dir / HOOK_DIR
     hook.mkdir(mode=0o700)
     (run_dir / PROOF_DIR).mkdir(mode=0o700)
     for name, source in HOOK_FILES.items():
         create_private(hook / name, (Path(__file__).parent / source).read_text())
-    packages = sorted({t["package"] for t in spec.transforms})
+    packages = sorted(
+        {t["package"] for t in spec.transforms}
+        | {op["module"] for ops in spec.hook.values() for op in ops if op.get("on") == "package"}
+    )
     treatment = {"version": 1, "factors": spec.hook, "packages": packages}
     create_private(run_dir / TREAT_FILE, json.dumps(treatment))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(hook), env.get("PYTHONPATH")) if p)

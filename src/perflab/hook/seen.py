@@ -1,5 +1,5 @@
 """Proof for the factors perflab applies around a command rather than to the objects its
-program builds: ``env``, ``wrapper``, ``rundir`` and ``startup``.
+program builds: ``env``, ``wrapper``, ``rundir``, ``startup`` and ``package``.
 
 :func:`seen_ops` turns such a factor's (level-substituted) effects into operations for the
 treatment file. The hook applies none of them except a ``rundir`` factor's, which moves the
@@ -8,7 +8,11 @@ rest every Python process of the command writes what it saw at start-up (the wat
 variables of its environment, its nice value, scheduling policy and CPUs, the start-up file
 that ran), and :func:`judge_seen` checks those against the operations. A command with no
 Python process (a shell script, a compiled program) cannot run the hook: its env, wrapper and
-rundir factors are then proven only by how perflab launched it, and the record says so.
+rundir factors are then proven only by how perflab launched it, and the record says so. A
+``package`` factor (another release in a private venv, first on the command's ``PATH``) is
+proven by the release of the package each process imported (read beside the file it
+imported), so a command that runs another interpreter fails instead of measuring the wrong
+release.
 """
 
 from __future__ import annotations
@@ -18,16 +22,18 @@ from pathlib import Path
 from typing import Any
 
 #: Operations the hook checks rather than applies (``"on"`` of an operation).
-SEEN = ("env", "wrapper", "rundir", "startup")
+SEEN = ("env", "wrapper", "rundir", "startup", "package")
 #: Where the program's own Parsl run directory goes under a ``rundir`` factor.
 PROGRAM_DIR = "program"
 MAX_FACTS = 8
+#: How far above an imported file its release's ``*.dist-info`` is looked for.
+MAX_DEPTH = 8
 LAUNCH = "perflab's launch (no Python process of the command ran the hook)"
 
 
 def seen_ops(effects: dict[str, Any]) -> list[dict[str, Any]]:
-    """The hook's operations proving a factor's env, wrapper, rundir and startup effects
-    (``effects``: catalog key -> level-substituted value)."""
+    """The hook's operations proving a factor's env, wrapper, rundir, startup and package
+    effects (``effects``: catalog key -> level-substituted value)."""
     ops: list[dict[str, Any]] = []
     for key, value in effects.items():
         if key == "env":
@@ -47,7 +53,18 @@ def seen_ops(effects: dict[str, Any]) -> list[dict[str, Any]]:
         elif key == "startup":
             ops.append({"on": "startup", "bundle": bool(value.get("bundle")),
                         "trim_path": bool(value.get("trim_path"))})  # fmt: skip
+        elif key == "package" and isinstance(value, dict):
+            ops += [
+                {"on": "package", "package": str(k), "module": module_of(str(k)), "version": str(v)}
+                for k, v in value.items()
+            ]
     return ops
+
+
+def module_of(distribution: str) -> str:
+    """The module a distribution's name stands for (``radical.saga``, ``dask-jobqueue`` ->
+    ``dask_jobqueue``): what the hook watches the import of."""
+    return distribution.replace("-", "_").lower()
 
 
 def is_seen(op: dict[str, Any]) -> bool:
@@ -79,6 +96,8 @@ def judge_seen(
             got, why = _rundir(factor, str(op["path"]), facts, run_dir)
         elif op.get("on") == "startup":
             got, why = _startup(op, procs)
+        elif op.get("on") == "package":
+            got, why = _release(op, facts)
         else:
             continue
         where += got
@@ -227,3 +246,59 @@ def _startup(op: dict[str, Any], procs: list[dict[str, Any]]) -> tuple[list[Any]
          "trim_path": p.get("trim_path"), "bundle_finder": p.get("bundle_finder")}
         for p in good[:MAX_FACTS]
     ], None  # fmt: skip
+
+
+def _release(op: dict[str, Any], facts: list[dict[str, Any]]) -> tuple[list[Any], str | None]:
+    """Every process that imported the package imported the factor's release of it."""
+    imports = [f for f in facts if f.get("fact") == "import" and f.get("package") == op["module"]]
+    if not imports:
+        return [], f"no Python process of the command imported {op['module']}"
+    where = []
+    for f in imports:
+        got = imported_version(str(f.get("file") or ""), op["package"]) or f.get("version")
+        if not _same_version(got, op["version"]):
+            release = got or "(no version found)"
+            return [], (
+                f"{f.get('argv0')} (pid {f.get('pid')}) imported {op['module']} {release} from "
+                f"{f.get('file')}, not {op['version']}"
+            )
+        where.append({"process": _process(f), "imported": f.get("file"), "version": got})
+    return where[:MAX_FACTS], None
+
+
+def imported_version(file: str, distribution: str) -> str | None:
+    """The release of ``distribution`` that ``file`` (a module of it) belongs to: the
+    ``*.dist-info`` beside its top-level package in site-packages, or the version a treated
+    copy was made from (its ``transform.json``); None when neither is found."""
+    import json
+    import re
+    from email.parser import HeaderParser
+
+    want = re.sub(r"[-_.]+", "_", distribution).lower()
+    for parent in list(Path(file).parents)[:MAX_DEPTH]:
+        meta = parent / "transform.json"
+        if meta.is_file():
+            try:
+                return str(json.loads(meta.read_text())["version"])
+            except (OSError, ValueError, KeyError):
+                return None
+        for info in parent.glob("*.dist-info"):
+            name = re.sub(
+                r"[-_.]+", "_", info.name.removesuffix(".dist-info").rsplit("-", 1)[0]
+            ).lower()
+            if name == want and (info / "METADATA").is_file():
+                return HeaderParser().parsestr((info / "METADATA").read_text()).get("Version")
+        if parent.name in ("site-packages", "dist-packages"):
+            break
+    return None
+
+
+def _same_version(got: Any, want: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    if got is None:
+        return False
+    try:
+        return Version(str(got)) == Version(want)
+    except InvalidVersion:
+        return str(got) == want
