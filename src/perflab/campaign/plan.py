@@ -219,9 +219,10 @@ def list_campaigns(store: Store) -> list[dict[str, Any]]:
     ]
 
 
-def status(store: Store, name: str) -> dict[str, Any]:
+def status(store: Store, name: str, target: float | None = None) -> dict[str, Any]:
     """Counts, an ETA from the mean duration of the latest finished runs (at most
-    ``STATUS_RECENT``), the latest and best runs."""
+    ``STATUS_RECENT``), the latest and best runs, and the precision per hour reached (against
+    ``target``, else the campaign's own or ``reach.DEFAULT_TARGET``)."""
     definition = store.campaign(name)
     counts = store.counts(name)
     # the latest runs' durations, not every record's: status costs the same at any size
@@ -243,6 +244,32 @@ def status(store: Store, name: str) -> dict[str, Any]:
         "eta_s": eta,
         "best": dict(best) if best else None,
         "latest": [dict(r) for r in store.latest(name)],
+        "precision": precision(store, definition, durations, target),
+    }
+
+
+def precision(
+    store: Store, definition: CampaignDef, durations: list[float], target: float | None
+) -> dict[str, Any]:
+    """``reach`` over the ok runs' metric (µs per task, else wall seconds: a command's) by
+    treatment set, a run costing the mean of the latest ``durations``. One pass over the
+    runs' columns, no record parsed."""
+    from perflab.analysis.reach import DEFAULT_TARGET, reach
+
+    target = target or definition.precision or DEFAULT_TARGET
+    rows = store.db.execute(
+        "SELECT treatments, us_per_task, wall_s FROM runs WHERE campaign=? AND status='ok'",
+        (definition.name,),
+    ).fetchall()
+    col = 1 if all(r[1] is not None for r in rows) else 2
+    rows = [r for r in rows if r[col] is not None]
+    y = np.array([r[col] for r in rows], float)
+    sets = [set(r[0].split(",")) for r in rows]
+    x = np.array([[f in s for f in definition.factors] for s in sets], float)
+    run_s = float(np.mean(durations)) if durations else None
+    return {
+        "metric": ("us_per_task", "wall_s")[col - 1],
+        **reach(y, x, definition.factors, run_s, target),
     }
 
 

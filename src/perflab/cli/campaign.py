@@ -22,6 +22,7 @@ from perflab.cli.app import (
     shown_warnings,
     store_option,
 )
+from perflab.cli.precise import parse_target, precision_option
 from perflab.cli.spec_options import base_spec, factor_names, factors_option, run_options
 from perflab.report import terminal
 
@@ -191,11 +192,19 @@ def campaign_run(
 
 @campaign.command("status")
 @click.argument("name")
+@precision_option("on every effect (e.g. 3%): the more runs and hours it needs, predicted "
+                  "from the measured variance (default: the campaign's own, else 5%)")  # fmt: skip
 @store_option
 @json_option
-def campaign_status(name: str, store_path: str | None, as_json: bool) -> None:
-    """Planned/done/failed, ETA, the latest and the fastest runs of NAME."""
-    st = api.campaign_status(name, store_path)
+def campaign_status(
+    name: str, precision_target: str | None, store_path: str | None, as_json: bool
+) -> None:
+    """Planned/done/failed, ETA, the latest and the fastest runs of NAME, and its precision
+    per hour: the CI half-width each effect reached and what more runs would buy."""
+    from perflab.campaign.plan import status
+
+    target = parse_target(precision_target) if precision_target else None
+    st = status(Store(store_path), name, target)
     if as_json:
         click.echo(json.dumps(st))
     else:
