@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from perflab.analysis.reach import reach, run_seconds
-from perflab.analysis.sizing import half_width, pairs_needed
+from perflab.analysis.reach import design_scale, reach, run_seconds
+from perflab.analysis.sizing import half_width, pairs_needed, t_quantile
 
 FACTORS = ["a", "b", "c"]
 BETA = np.array([-0.2, 0.1, 0.0])  # log effects: ×0.82, ×1.11, none
@@ -103,3 +103,22 @@ def test_run_seconds_is_the_median_gap_between_starts() -> None:
     t = np.array([0, 10, 20, 30, 10_000, 10_010.0])  # a pause does not count
     assert run_seconds(t) == 10.0
     assert run_seconds(np.array([5.0])) is None
+
+
+def test_a_sweeps_levels_are_against_its_first_level() -> None:
+    """Levels of one factor split every set (a sweep): the first is the reference, each
+    other level's effect is against it, with 2σ²/r like a pair's (design_scale 1)."""
+    factors = ["w=1", "w=2", "w=4"]
+    rng = np.random.default_rng(0)
+    x = np.tile(np.eye(3), (5, 1))
+    y = np.exp(x @ np.array([0.0, -0.1, -0.2]) + 0.05 * rng.standard_normal(15))
+    p = reach(y, x, factors, 1.0)
+    assert [e["reference"] for e in p["effects"]] == [True, False, False]
+    assert p["effects"][0]["half_width"] is None
+    # level 2 against level 1, 5 runs each: var 2σ²/5, with the 15 − 3 sets = 12 df
+    hw = math.expm1(t_quantile(0.05, 12) * math.sqrt(2 * p["pooled_sd_log"] ** 2 / 5))
+    assert p["effects"][1]["half_width"] == pytest.approx(hw)
+    assert design_scale(np.eye(3), factors) == pytest.approx(1.0)
+    # a 2³ full factorial: 4σ²/8 per replicate, a quarter of a pair's 2σ²
+    full = np.array(list(itertools.product([0, 1], repeat=3)), float)
+    assert design_scale(full, FACTORS) == pytest.approx(0.25)

@@ -18,6 +18,7 @@ import numpy as np
 
 from perflab.analysis.setstats import keys_of
 from perflab.analysis.sizing import duration, half_width, pairs_needed
+from perflab.errors import PerflabError
 
 #: The half-width asked for when a campaign names none (the compare gate's default threshold:
 #: an interval this wide still tells a 5 % change from none).
@@ -66,18 +67,66 @@ def reach(
         return _without(out, "no set was run twice: the run-to-run variance is not measured")
     var = float(lss.sum()) / df
     out.update({"pooled_sd_log": math.sqrt(var), "df": df})
-    f = np.hstack([np.ones((len(first), 1)), x[first]]) if factors else np.eye(len(first))
     names = factors or [s["set"] for s in out["sets"]]
-    cols = range(1, f.shape[1]) if factors else range(f.shape[1])
-    c = np.linalg.pinv(f.T @ (n[:, None] * f))
-    rank = np.linalg.matrix_rank(f)
-    h = math.log1p(target)
-    for name, j in zip(names, cols, strict=True):
-        aliased = bool(factors) and np.linalg.matrix_rank(np.delete(f, j, axis=1)) == rank
-        out["effects"].append(_effect(name, var * float(c[j, j]), aliased, len(y), df, h, run_s))
+    unit = _unit_variances(x[first], n, factors)
+    for name, c in zip(names, unit, strict=True):
+        v = var * c if isinstance(c, float) else math.nan
+        e = _effect(name, v, not isinstance(c, float), len(y), df, math.log1p(target), run_s)
+        out["effects"].append({**e, "reference": c == "reference"})
     out["spent_h"] = len(y) * run_s / 3600 if run_s else None
     out["lines"] = lines(out)
     return out
+
+
+def _unit_variances(xs: np.ndarray, n: np.ndarray, factors: list[str]) -> list[Any]:
+    """Each effect's variance in units of one run's (σ² = 1), from the sets' 0/1 rows ``xs``
+    and runs ``n``: a factor's main effect beside an intercept (without factors: each set's
+    mean). None where it is aliased (its column lies in the others' span); "reference" for
+    the first level of a levelled factor (NAME=LEVEL) whose levels split every set: the
+    other levels' effects are against it."""
+    if not factors:
+        return [1.0 / k for k in n]
+    refs = _references(xs, factors)
+    keep = [j for j in range(len(factors)) if j not in refs]
+    f = np.hstack([np.ones((len(xs), 1)), xs[:, keep]])
+    c = np.linalg.pinv(f.T @ (n[:, None] * f))
+    rank = np.linalg.matrix_rank(f)
+    out: list[Any] = ["reference"] * len(factors)
+    for i, j in enumerate(keep, start=1):
+        aliased = np.linalg.matrix_rank(np.delete(f, i, axis=1)) == rank
+        out[j] = None if aliased else float(c[i, i])
+    return out
+
+
+def _references(xs: np.ndarray, factors: list[str]) -> set[int]:
+    """The first level's column of each levelled factor whose levels split the sets (one
+    level in every set, as a sweep's): with an intercept, one of them must go."""
+    groups: dict[str, list[int]] = {}
+    for j, f in enumerate(factors):
+        if "=" in f:
+            groups.setdefault(f.split("=", 1)[0], []).append(j)
+    return {
+        cols[0]
+        for cols in groups.values()
+        if len(cols) > 1 and np.all(xs[:, cols].sum(axis=1) == 1)
+    }
+
+
+def design_x(sets: list[list[str]], factors: list[str]) -> np.ndarray:
+    """The 0/1 rows of treatment ``sets`` over ``factors``."""
+    return np.array([[f in s for f in factors] for s in sets], float).reshape(-1, len(factors))
+
+
+def design_scale(x: np.ndarray, factors: list[str]) -> float:
+    """How much more variance than a pair's log ratio (2σ²) the least well determined main
+    effect of a design has with one run of each of its sets (rows of 0/1 ``x``): a 2³ full
+    factorial's effects have 4σ²/8, so 0.25; a sweep's level against its base, 1. A
+    ``--precision`` plan's pairs are then the design's replicates."""
+    x = np.asarray(x, float)
+    known = [c for c in _unit_variances(x, np.ones(len(x)), factors) if isinstance(c, float)]
+    if not known:
+        raise PerflabError("--precision: no effect of this design is estimable")
+    return max(known) / 2
 
 
 def _without(out: dict[str, Any], why: str) -> dict[str, Any]:

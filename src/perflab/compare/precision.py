@@ -75,6 +75,9 @@ class Plan:
     #: planned look's own figures stand.
     expected_wall_s: float | None = None
     expected_half_width: float | None = None
+    #: Runs per step of ``pairs``: 2 (A and B) for a comparison; a history's releases, a
+    #: campaign's sets (``wall_s`` is then theirs).
+    units: int = 2
 
     @property
     def reachable(self) -> bool:
@@ -91,8 +94,9 @@ class Plan:
         return self.half_width if self.expected_half_width is None else self.expected_half_width
 
     def line(self) -> str:
+        runs = f"{self.pairs} + {self.pairs}" if self.units == 2 else f"{self.units} × {self.pairs}"
         return (
-            f"{self.pairs} + {self.pairs} runs of {self.tasks:,} tasks, ~{duration(self.wall)}, "
+            f"{runs} runs of {self.tasks:,} tasks, ~{duration(self.wall)}, "
             f"expected CI ±{pct(self.width)} ({self.confidence:.1%})"
         )
 
