@@ -71,17 +71,18 @@ def test_a_reached_target_asks_for_no_more_runs_and_the_lines_say_predicted() ->
     y, x = campaign(40, 1, sd=0.02)
     p = reach(y, x, FACTORS, run_s=10.0, target=0.05)
     assert all(e["more_runs"] == 0 for e in p["effects"])
-    assert "within the target" in p["lines"][2]
+    assert "within the target" in p["lines"][3]
     y, x = campaign(2, 1)
     p = reach(y, x, FACTORS, run_s=10.0, target=0.01)
     assert p["effects"][0]["more_runs"] > 0
-    assert "predicted" in p["lines"][2] and "more runs" in p["lines"][2]
+    assert "predicted" in p["lines"][3] and "more runs" in p["lines"][3]
 
 
 def test_what_cannot_be_known_is_said() -> None:
     y, x = campaign(1, 0)
     assert "run twice" in reach(y, x, FACTORS, 1.0)["why_not"]
-    assert reach(-y, x, FACTORS, 1.0)["why_not"] is not None
+    assert "positive" in reach(-y, x, FACTORS, 1.0)["why_not"]
+    assert "no run" in reach(y[:0], x[:0], FACTORS, 1.0)["lines"][0]
     # b always equals a: neither effect is estimable apart; c still is
     y, x = campaign(2, 0)
     x[:, 1] = x[:, 0]

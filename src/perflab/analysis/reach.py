@@ -53,8 +53,10 @@ def reach(
     x = np.asarray(x, float).reshape(len(y), len(factors))
     out: dict[str, Any] = {"target": target, "level": 1 - LEVEL, "run_s": run_s}
     out.update({"runs": int(len(y)), "sets": [], "effects": [], "why_not": None})
-    if not len(y) or np.any(y <= 0) or not np.all(np.isfinite(y)):
-        return _without(out, "no runs, or a value ≤ 0 (a ratio needs positive values)")
+    if not len(y):
+        return _without(out, "no run is done yet")
+    if np.any(y <= 0) or not np.all(np.isfinite(y)):
+        return _without(out, "a value ≤ 0: a ratio needs positive values")
     keys = keys_of(x)
     _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
     n = np.bincount(inv).astype(float)
@@ -180,6 +182,9 @@ def lines(p: dict[str, Any]) -> list[str]:
         f"run-to-run sd per set (log, ≈ CV): median {sds[len(sds) // 2]:.1%}, "
         f"{sds[0]:.1%}–{sds[-1]:.1%} over {len(sds)} sets run at least twice"
     )
+    if worst["half_width_per_hour"] is not None:
+        out.append(f"at this rate an hour of runs gives ±{worst['half_width_per_hour']:.1%} "
+                   "on it (predicted; 4× the time halves it)")  # fmt: skip
     more = worst["more_runs"]
     if more == 0:
         out.append(f"every effect is within the target ±{p['target']:.1%}")
