@@ -20,6 +20,7 @@ from perflab.cli.app import main
 from perflab.compare import parts as mp
 from perflab.compare import precision as pp
 from perflab.compare.calibrate import signature
+from perflab.errors import PerflabError
 from perflab.spec import RunSpec
 
 #: The synthetic machine's parts: 20 s a run outside the window, 0.5 ms a task, σ_b 3 %.
@@ -110,7 +111,7 @@ def test_campaign_create_plans_the_runs_of_each_set_for_the_design(home: Path) -
     assert scale == pytest.approx(0.25)
     scaled = pp.Parts(PARTS.fixed_s, PARTS.task_s, PARTS.var_between * scale,
                       PARTS.var_within * scale)  # fmt: skip
-    want = pp.plan(scaled, 0.02, pp.planned_level(0.05))
+    want = pp.plan(scaled, 0.02, 0.05)
     assert made["replicates"] == want.pairs and made["base"]["tasks"] == want.tasks
     assert made["counts"]["planned"] == 8 * want.pairs and made["precision"]["plan"]["units"] == 8
     assert made["precision"]["plan"]["wall_s"] == pytest.approx(
@@ -119,9 +120,7 @@ def test_campaign_create_plans_the_runs_of_each_set_for_the_design(home: Path) -
     assert made["precision"]["plan"]["half_width"] <= 0.02 and made["base"]["time_s"] is None
     # the effect's half-width the plan expects, from its variance: t · √(var_run · 4/N)
     n_runs = 8 * want.pairs
-    hw = pp.t_quantile(pp.planned_level(0.05), want.pairs - 1) * math.sqrt(
-        PARTS.var_run(want.tasks) * 4 / n_runs
-    )
+    hw = pp.t_quantile(0.05, want.pairs - 1) * math.sqrt(PARTS.var_run(want.tasks) * 4 / n_runs)
     assert made["precision"]["plan"]["half_width"] == pytest.approx(math.expm1(hw))
     st = cli(home, "campaign", "status", "c", "--store", store, "--json")
     assert json.loads(st.output)["precision"]["target"] == 0.02
@@ -133,8 +132,41 @@ def test_a_sweep_plans_each_level_against_its_base_like_a_pair(home: Path) -> No
               "workers=1..4", "--precision", "5%", "--store", store, "--json")  # fmt: skip
     assert res.exit_code == 0, res.output
     made = json.loads(res.output.strip().splitlines()[-1])
-    want = pp.plan(PARTS, 0.05, pp.planned_level(0.05))
+    want = pp.plan(PARTS, 0.05, 0.05)
     assert made["replicates"] == want.pairs and made["base"]["tasks"] == want.tasks
     with sqlite3.connect(store) as db:
         (runs,) = db.execute("SELECT COUNT(*) FROM planned WHERE campaign='s'").fetchone()
     assert runs == made["sets"] * want.pairs
+
+
+class Handed(PerflabError):
+    """Raised by a stand-in for the verb's work, once it has kept what the CLI handed it."""
+
+
+def test_history_and_explain_hand_on_the_planned_runs_and_window(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import perflab.api
+    import perflab.cli.history as hv
+
+    got: dict[str, tuple] = {}
+
+    def history(package: str, wanted: list[str], spec: RunSpec, runs: int, *a: object) -> None:
+        got["history"] = (len(wanted), spec.tasks, spec.time_s, runs)
+        raise Handed
+
+    def explain(package: str, a: str, b: str, spec: RunSpec, **kw: object) -> None:
+        got["explain"] = (2, spec.tasks, spec.time_s, kw["runs"])
+        raise Handed
+
+    monkeypatch.setattr(hv, "run_history", history)
+    monkeypatch.setattr(perflab.api, "explain", explain)
+    res = cli(home, "history", "--versions", "1,2,3", "--precision", "5%", "--alpha", "0.1")
+    assert res.exit_code == 2 and "plan: 3 × " in res.output
+    res = cli(home, "explain", "--from", "1", "--to", "2", "--precision", "4%")
+    assert res.exit_code == 2 and "plan of the step: " in res.output
+    # per release (and per round), the plan of a pair at the verb's alpha: 3 releases cost
+    # 3/2 of a comparison, which does not move the best window
+    for verb, target, alpha in (("history", 0.05, 0.1), ("explain", 0.04, 0.05)):
+        want = pp.plan(PARTS, target, alpha)
+        assert got[verb][1:] == (want.tasks, None, want.pairs)

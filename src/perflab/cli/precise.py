@@ -78,7 +78,10 @@ def plan_for(
         raise PerflabError(f"--precision plans the runs and the window: drop {', '.join(clash)}")
     limit = pc.DEFAULT_MAX_TIME_S if max_time is None else max_time
     side = Side("A", spec)
-    return pc.plan_or_refuse(side, metric, parse_target(target), limit, alpha, units, scale)[1]
+    # every verb here makes all its planned runs: its interval is at its alpha, not at a
+    # sequential look's share of it
+    got = pc.plan_or_refuse(side, metric, parse_target(target), limit, alpha, units, scale, alpha)
+    return got[1]
 
 
 def sized(spec: RunSpec, pl: Plan) -> RunSpec:

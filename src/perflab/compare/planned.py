@@ -85,12 +85,15 @@ def plan_or_refuse(
     alpha: float,
     units: int = 2,
     scale: float = 1.0,
+    level: float | None = None,
 ) -> tuple[mp.Measured, pp.Plan]:
     """The stored parts and the plan; bad input (exit 2, nothing run) without parts or when
     the plan takes longer than ``max_time_s``. Every verb's ``--precision`` plans here: a
     step of the plan is ``units`` runs (2: A and B; a history's releases, a design's sets)
     whose estimate has ``scale`` times the variance of a pair's log ratio (a design's
-    effect from one run of each set: ``reach.design_scale``)."""
+    effect from one run of each set: ``reach.design_scale``). The interval is at ``level``:
+    by default the planned look's of a sequential comparison (``planned_level``); a verb that
+    makes all its runs plans at its alpha."""
     if a.spec.command is not None:
         raise PerflabError("--precision plans the window from `perflab precision`'s parts, "
                            "which measures engine targets (a command has no window)")  # fmt: skip
@@ -102,7 +105,7 @@ def plan_or_refuse(
         )
     p = found.parts
     p = dataclasses.replace(p, var_between=p.var_between * scale, var_within=p.var_within * scale)
-    pl = pp.plan(p, target, pp.planned_level(alpha), found.bounds())
+    pl = pp.plan(p, target, pp.planned_level(alpha) if level is None else level, found.bounds())
     pl = dataclasses.replace(pl, wall_s=pl.wall_s * units / 2, units=units)
     if pl.wall_s > max_time_s:
         raise PerflabError(
