@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from perflab.analysis.reach import design_scale, reach, run_seconds
+from perflab.analysis.reach import design_scale, design_x, reach, run_seconds
 from perflab.analysis.sizing import half_width, pairs_needed, t_quantile
 
 FACTORS = ["a", "b", "c"]
@@ -123,3 +123,8 @@ def test_a_sweeps_levels_are_against_its_first_level() -> None:
     # a 2³ full factorial: 4σ²/8 per replicate, a quarter of a pair's 2σ²
     full = np.array(list(itertools.product([0, 1], repeat=3)), float)
     assert design_scale(full, FACTORS) == pytest.approx(0.25)
+
+
+def test_design_x_holds_any_number_of_sets_and_factors() -> None:
+    assert design_x([["a"], []], ["a", "b"]).tolist() == [[1.0, 0.0], [0.0, 0.0]]
+    assert design_x([[], []], []).shape == (2, 0) and design_x([], ["a"]).shape == (0, 1)

@@ -116,7 +116,9 @@ def _references(xs: np.ndarray, factors: list[str]) -> set[int]:
 
 def design_x(sets: list[list[str]], factors: list[str]) -> np.ndarray:
     """The 0/1 rows of treatment ``sets`` over ``factors``."""
-    return np.array([[f in s for f in factors] for s in sets], float).reshape(-1, len(factors))
+    return np.array([[f in s for f in factors] for s in sets], float).reshape(
+        len(sets), len(factors)
+    )
 
 
 def design_scale(x: np.ndarray, factors: list[str]) -> float:
