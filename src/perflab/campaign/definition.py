@@ -31,6 +31,8 @@ class CampaignDef:
     seed: int | None = None
     sets: int = 0
     imported_from: str | None = None
+    #: The CI half-width asked for at creation (``--precision``; relative, e.g. 0.03).
+    precision: float | None = None
     created_at: str = ""
 
     @property

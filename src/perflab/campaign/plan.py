@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +28,8 @@ from perflab.files import check_name
 from perflab.run.measure import validate
 from perflab.spec import RunSpec
 
+#: ``--precision``'s sizing of a design: (sets, factors) -> (replicates, base, target).
+Sizer = Callable[[list[list[str]], list[str]], tuple[int, RunSpec, float]]
 DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 #: How many of the latest runs the status's ETA averages over.
@@ -83,8 +85,11 @@ def create_campaign(
     budget: str | None = None,
     catalogs: list[str] | None = None,
     seed: int | None = None,
+    sizer: Sizer | None = None,
 ) -> CampaignDef:
-    """Plan a campaign and store it. Everything is checked first; on error nothing is stored."""
+    """Plan a campaign and store it. Everything is checked first; on error nothing is stored.
+    ``sizer`` (``--precision``) sees the design's sets over the expanded factors and returns
+    the replicates, the base (its window) and the target they were planned for."""
     check_name(name, "campaign name")
     if name in store.campaign_names():
         raise PerflabError(f"campaign {name!r} already exists in {store.path}")
@@ -104,6 +109,10 @@ def create_campaign(
     seed = int(seed if seed is not None else np.random.SeedSequence().generate_state(1)[0])
     rng = np.random.default_rng(seed)
     sets = d.generate(Constraints(factors, catalog), rng)
+    precision = None
+    if sizer is not None:
+        replicates, base, precision = sizer(sets, factors)
+        validate(base)
     for s in sets:
         treat(base, s, catalog)  # catches anything the design could not know
     budget_runs, budget_s = parse_budget(budget)
@@ -122,6 +131,7 @@ def create_campaign(
         name, base, factors, catalogs, catalog,
         design=design, design_options=d.opts, design_info=d.info, replicates=replicates,
         budget_runs=budget_runs, budget_s=budget_s, seed=seed, sets=len(sets),
+        precision=precision,
     )  # fmt: skip
     store.create_campaign(definition, plan)
     return store.campaign(name)
@@ -219,9 +229,10 @@ def list_campaigns(store: Store) -> list[dict[str, Any]]:
     ]
 
 
-def status(store: Store, name: str) -> dict[str, Any]:
+def status(store: Store, name: str, target: float | None = None) -> dict[str, Any]:
     """Counts, an ETA from the mean duration of the latest finished runs (at most
-    ``STATUS_RECENT``), the latest and best runs."""
+    ``STATUS_RECENT``), the latest and best runs, and the precision per hour reached (against
+    ``target``, else the campaign's own or ``reach.DEFAULT_TARGET``)."""
     definition = store.campaign(name)
     counts = store.counts(name)
     # the latest runs' durations, not every record's: status costs the same at any size
@@ -243,6 +254,31 @@ def status(store: Store, name: str) -> dict[str, Any]:
         "eta_s": eta,
         "best": dict(best) if best else None,
         "latest": [dict(r) for r in store.latest(name)],
+        "precision": precision(store, definition, durations, target),
+    }
+
+
+def precision(
+    store: Store, definition: CampaignDef, durations: list[float], target: float | None
+) -> dict[str, Any]:
+    """``reach`` over the ok runs' metric (µs per task, else wall seconds: a command's) by
+    treatment set, a run costing the mean of the latest ``durations``. One pass over the
+    runs' columns, no record parsed."""
+    from perflab.analysis.reach import DEFAULT_TARGET, design_x, reach
+
+    target = target or definition.precision or DEFAULT_TARGET
+    rows = store.db.execute(
+        "SELECT treatments, us_per_task, wall_s FROM runs WHERE campaign=? AND status='ok'",
+        (definition.name,),
+    ).fetchall()
+    col = 1 if all(r[1] is not None for r in rows) else 2
+    rows = [r for r in rows if r[col] is not None]
+    y = np.array([r[col] for r in rows], float)
+    x = design_x([r[0].split(",") for r in rows], definition.factors)
+    run_s = float(np.mean(durations)) if durations else None
+    return {
+        "metric": ("us_per_task", "wall_s")[col - 1],
+        **reach(y, x, definition.factors, run_s, target),
     }
 
 

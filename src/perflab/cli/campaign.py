@@ -22,6 +22,13 @@ from perflab.cli.app import (
     shown_warnings,
     store_option,
 )
+from perflab.cli.precise import (
+    max_time_option,
+    parse_target,
+    plan_for,
+    precision_option,
+    sized,
+)
 from perflab.cli.spec_options import base_spec, factor_names, factors_option, run_options
 from perflab.report import terminal
 
@@ -63,6 +70,11 @@ def campaign() -> None:
     "or a duration like 90m (campaign run stops when it is spent).",
 )
 @click.option("--seed", type=SEED, help="Random seed for the design and the run order.")
+@precision_option(
+    "on every effect (e.g. 3%): the runs of each set and the window are planned for the "
+    "design from `perflab precision`'s stored parts (instead of --runs/--tasks)"
+)
+@max_time_option
 @store_option
 @json_option
 def campaign_create(
@@ -73,31 +85,41 @@ def campaign_create(
     runs: int,
     budget: str | None,
     seed: int | None,
+    precision_target: str | None,
+    max_time: float | None,
     store_path: str | None,
     as_json: bool,
     **o: Any,
 ) -> None:
     """Plan campaign NAME and store its plan (nothing runs yet)."""
-    created = api.campaign_create(
-        name,
-        base_spec(o),
-        factor_names(factor_list),
-        design,
-        kv(design_opts, "--design-opt"),
-        runs,
-        budget,
-        list(o["catalogs"]),
-        seed,
-        store_path,
-    )
+    from perflab.analysis.reach import design_scale, design_x
+    from perflab.campaign.plan import create_campaign
+
+    spec, plans = base_spec(o), []
+
+    def sizer(sets: list[list[str]], factors: list[str]) -> tuple[int, Any, float]:
+        scale = design_scale(design_x(sets, factors), factors)
+        pl = plan_for(spec, spec.metric, str(precision_target), max_time, 0.05, len(sets), scale)
+        plans.append(pl)
+        return pl.pairs, sized(spec, pl), pl.target
+
+    store = Store(store_path)
+    c = create_campaign(
+        store, name, spec, factor_names(factor_list), design, kv(design_opts, "--design-opt"),
+        runs, budget, list(o["catalogs"]), seed, sizer if precision_target else None,
+    )  # fmt: skip
+    created = {**c.to_dict(), "counts": store.counts(name)}
+    if plans:
+        created["precision"] = {"plan": plans[0].to_dict()}
     if as_json:
         click.echo(json.dumps(created))
-    else:
-        click.echo(
-            f"campaign {name}: {created['sets']} sets x {runs} runs = "
-            f"{created['counts']['planned']} runs ({design}); run it with: "
-            f"perflab campaign run {name}"
-        )
+        return
+    click.echo(
+        f"campaign {name}: {created['sets']} sets x {c.replicates} runs = "
+        f"{created['counts']['planned']} runs ({design}); run it with: perflab campaign run {name}"
+    )
+    if plans:
+        click.echo(f"planned for ±{plans[0].target:.1%} on every effect: {plans[0].line()}")
 
 
 @campaign.command("extend")
@@ -191,11 +213,19 @@ def campaign_run(
 
 @campaign.command("status")
 @click.argument("name")
+@precision_option("on every effect (e.g. 3%): the more runs and hours it needs, predicted "
+                  "from the measured variance (default: the campaign's own, else 5%)")  # fmt: skip
 @store_option
 @json_option
-def campaign_status(name: str, store_path: str | None, as_json: bool) -> None:
-    """Planned/done/failed, ETA, the latest and the fastest runs of NAME."""
-    st = api.campaign_status(name, store_path)
+def campaign_status(
+    name: str, precision_target: str | None, store_path: str | None, as_json: bool
+) -> None:
+    """Planned/done/failed, ETA, the latest and the fastest runs of NAME, and its precision
+    per hour: the CI half-width each effect reached and what more runs would buy."""
+    from perflab.campaign.plan import status
+
+    target = parse_target(precision_target) if precision_target else None
+    st = status(Store(store_path), name, target)
     if as_json:
         click.echo(json.dumps(st))
     else:

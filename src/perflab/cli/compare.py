@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from perflab.cli.app import err_console, json_option, main
+from perflab.cli.precise import max_time_option, precision_option
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare import calibrate as cal
 from perflab.compare.gate import (
@@ -181,18 +182,11 @@ def gate_metric(o: dict[str, Any], by: str | None) -> str:
     help="Runs per side before the first look.",
 )
 @click.option("--fixed", is_flag=True, help="Always make --runs runs per side (no early stop).")
-@click.option(
-    "--precision",
-    "precision_target",
-    metavar="PCT",
-    help="CI half-width to reach on the ratio (e.g. 3%): the window and the runs are planned "
-    "from `perflab precision`'s stored parts (instead of --runs/--tasks).",
+@precision_option(
+    "on the ratio (e.g. 3%): the window and the runs are planned from `perflab precision`'s "
+    "stored parts (instead of --runs/--tasks)"
 )
-@click.option(
-    "--max-time",
-    type=float,
-    help="Seconds a --precision comparison may take (default 3600); a plan longer is refused.",
-)
+@max_time_option
 @click.option(
     "--unpaired",
     is_flag=True,

@@ -18,6 +18,7 @@ from perflab.cli.app import (
     output_option,
     runs_option,
 )
+from perflab.cli.precise import max_time_option, plan_for, precision_option, sized
 from perflab.cli.spec_options import base_spec, run_options
 
 
@@ -86,6 +87,11 @@ from perflab.cli.spec_options import base_spec, run_options
     help="A factor survives the screen below this p.",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Order of runs.")
+@precision_option(
+    "on the step B/A (e.g. 3%): the rounds of the step and focus stages and the window are "
+    "planned from `perflab precision`'s stored parts (instead of --runs/--tasks)"
+)
+@max_time_option
 @click.option("--name", help="Campaign name prefix (default explain-PACKAGE-A-B).")
 @click.option("--store", "store_path", type=click.Path(), help="SQLite store.")
 @output_option("Write explain.json, explain.md and explain.html here.")
@@ -112,8 +118,15 @@ def explain(
         if not as_json:
             err_console.print(f"[dim]{stage}: {pending} runs to go …[/dim]")
 
+    spec, metrics = base_spec(o), names(o["by_metric"])
+    if o["precision_target"] is not None:
+        metric = (metrics or [spec.metric])[0]
+        pl = plan_for(spec, metric, o["precision_target"], o["max_time"], o["alpha"])
+        spec, o["runs"] = sized(spec, pl), pl.pairs
+        if not as_json:
+            err_console.print(f"plan of the step: {pl.line()}")
     result = run_explain(
-        package, rel_a, rel_b, base_spec(o), runs=o["runs"], metrics=names(o["by_metric"]),
+        package, rel_a, rel_b, spec, runs=o["runs"], metrics=metrics,
         name=name, screen_runs=o["screen_runs"], alpha=o["alpha"], threshold=o["threshold"],
         screen_alpha=o["screen_alpha"], modules=tuple(o["modules"]),
         classes=tuple(o["config_classes"]), safety=o["safety"], seed=o["seed"],

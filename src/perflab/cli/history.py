@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from perflab.cli.app import SEED, err_console, json_option, main, output_option
+from perflab.cli.precise import max_time_option, plan_for, precision_option, sized
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare.gate import DERIVED
 from perflab.compare.history import Release, history_figure, run_history
@@ -55,6 +56,11 @@ from perflab.spec import RunSpec
     help="False-alarm rate over all adjacent pairs.",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Order of runs in rounds.")
+@precision_option(
+    "on each step between neighbouring releases (e.g. 3%): the runs per release and the "
+    "window are planned from `perflab precision`'s stored parts (instead of --runs/--tasks)"
+)
+@max_time_option
 @output_option(
     "Write history.json, history.md, history.html (an offline page) and the figure "
     "(PNG, SVG) in this folder.",
@@ -69,6 +75,8 @@ def history(
     threshold: float,
     alpha: float,
     seed: int,
+    precision_target: str | None,
+    max_time: float | None,
     output: str | None,
     as_json: bool,
     **o: Any,
@@ -81,6 +89,12 @@ def history(
     spec = base_spec(o)
     validate(spec)
     wanted = [v.strip() for v in versions.split(",") if v.strip()]
+    pl = None
+    if precision_target is not None:
+        pl = plan_for(spec, by_metric, precision_target, max_time, alpha, max(2, len(wanted)))
+        spec, runs = sized(spec, pl), pl.pairs
+        if not as_json:
+            err_console.print(f"plan: {pl.line()}")
 
     def prepared(s: RunSpec) -> Prepared:
         if not as_json:
@@ -94,17 +108,18 @@ def history(
     hist = run_history(
         package, wanted, spec, runs, by_metric, threshold, alpha, seed, prepared, progress
     )
+    data = {**hist.to_dict(), **({"precision": {"plan": pl.to_dict()}} if pl else {})}
     if output:
         out = Path(output)
         out.mkdir(parents=True, exist_ok=True)
-        atomic_write(out / "history.json", json.dumps(hist.to_dict(), indent=1))
+        atomic_write(out / "history.json", json.dumps(data, indent=1))
         png = None
         if any(r.values for r in hist.releases):
             png = history_figure(hist, out)[0].read_bytes()
         atomic_write(out / "history.md", history_markdown(hist))
         atomic_write(out / "history.html", history_html(hist, png))
     if as_json:
-        click.echo(json.dumps(hist.to_dict()))
+        click.echo(json.dumps(data))
     else:
         print_history(hist)
     why = hist.unanswered()

@@ -17,7 +17,14 @@ from perflab.cli.app import (
     runner_option,
     store_option,
 )
+from perflab.cli.precise import precision_option, refuse
 from perflab.cli.spec_options import base_spec, factor_names, factors_option, run_options
+
+#: Why tune does not plan for a --precision target (yet).
+TUNE_WHY = (
+    "its final blocks share --budget with the search and the reduction, which may cut them "
+    "below any plan; size them with --pairs and --budget"
+)
 
 
 def _searches() -> Any:
@@ -58,6 +65,7 @@ def _searches() -> Any:
     "final blocks.",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True)
+@precision_option(f"(refused: {TUNE_WHY})")
 @runner_option
 @click.option(
     "--runner-config",
@@ -73,6 +81,7 @@ def tune_cmd(
     budget: int,
     pairs: int,
     seed: int,
+    precision_target: str | None,
     search: str,
     runner: str,
     runner_config: str | None,
@@ -93,6 +102,7 @@ def tune_cmd(
     from perflab.tune.driver import short_budget
     from perflab.tune.render import render
 
+    refuse("tune", precision_target, TUNE_WHY)
     candidates = factor_names(factor_list)
     # said after the first stage: by then the inputs were checked (a bad one gets one line)
     note = short_budget(budget, len(candidates))

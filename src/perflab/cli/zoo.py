@@ -12,6 +12,7 @@ from perflab.analysis.zoo import unanswered
 from perflab.campaign.plan import run_campaign
 from perflab.campaign.store import Store
 from perflab.cli.app import SEED, json_option, main, names, output_option, runs_option, store_option
+from perflab.cli.precise import precision_option, refuse
 from perflab.cli.spec_options import timeout_option
 from perflab.errors import PerflabError, Unanswerable
 from perflab.report import terminal
@@ -19,6 +20,12 @@ from perflab.zoo.suite import (
     DEFAULT_LEVELS,
     ZooConfig,
     default_targets,
+)
+
+#: Why the zoo does not plan for a --precision target.
+ZOO_WHY = (
+    "its runs are sized by --point-s and the METG search over task sizes, across engines "
+    "with no stored variance parts; give --runs"
 )
 
 
@@ -63,6 +70,7 @@ _SHARED = [
         help="Ideal seconds of work per METG run (sets its number of tasks).",
     ),
     runs_option(3, "Times each measurement is repeated (interleaved).", old=("--replicates",)),
+    precision_option(f"(refused: {ZOO_WHY})"),
     click.option("--workers", type=int, help="Workers per engine (default: cores)."),
     click.option(
         "--kernel",
@@ -168,6 +176,7 @@ def metg_cmd(target: str, **o: Any) -> None:
 
 
 def _config(o: dict[str, Any], targets: list[str], kinds: list[str]) -> ZooConfig:
+    refuse("the zoo (zoo, metg)", o["precision_target"], ZOO_WHY)
     return ZooConfig(
         targets=targets,
         kinds=kinds,

@@ -81,17 +81,35 @@ def precise_compare(
 
 
 def plan_or_refuse(
-    a: Side, metric: str, target: float, max_time_s: float, alpha: float
+    a: Side,
+    metric: str,
+    target: float,
+    max_time_s: float,
+    alpha: float,
+    units: int = 2,
+    scale: float = 1.0,
+    level: float | None = None,
 ) -> tuple[mp.Measured, pp.Plan]:
     """The stored parts and the plan; bad input (exit 2, nothing run) without parts or when
-    the plan takes longer than ``max_time_s``."""
+    the plan takes longer than ``max_time_s``. Every verb's ``--precision`` plans here: a
+    step of the plan is ``units`` runs (2: A and B; a history's releases, a design's sets)
+    whose estimate has ``scale`` times the variance of a pair's log ratio (a design's
+    effect from one run of each set: ``reach.design_scale``). The interval is at ``level``:
+    by default the planned look's of a sequential comparison (``planned_level``); a verb that
+    makes all its runs plans at its alpha."""
+    if a.spec.command is not None:
+        raise PerflabError("--precision plans the window from `perflab precision`'s parts, "
+                           "which measures engine targets (a command has no window)")  # fmt: skip
     found = mp.load(signature(a.spec, metric), perflab_home())
     if found is None:
         raise PerflabError(
             f"no measured variance parts for this benchmark and {metric}: "
             "run `perflab precision` with the same options first"
         )
-    pl = pp.plan(found.parts, target, pp.planned_level(alpha), found.bounds())
+    p = found.parts
+    p = dataclasses.replace(p, var_between=p.var_between * scale, var_within=p.var_within * scale)
+    pl = pp.plan(p, target, pp.planned_level(alpha) if level is None else level, found.bounds())
+    pl = dataclasses.replace(pl, wall_s=pl.wall_s * units / 2, units=units)
     if pl.wall_s > max_time_s:
         raise PerflabError(
             f"±{pp.pct(target)} would take ~{pp.duration(pl.wall_s)} here ({pl.line()}), "

@@ -15,7 +15,6 @@ and keeps the cheapest. Everything here is pure (no runs, no files).
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -23,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.stats import norm_ppf, split_level, t_ppf
+from perflab.analysis.sizing import MIN_PAIRS, duration, half_width, pairs_needed, t_quantile
+from perflab.analysis.stats import split_level
 from perflab.compare.stats import EARLY_SHARE, Decision, abba, decide, looks
 
 #: Round windows the planner tries (× powers of ten), besides its bounds and n*.
@@ -32,8 +32,6 @@ NICE = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 WINDOW_BOUNDS = (100, 200_000)
 #: A planned comparison whose parts were underestimated runs on to this many times its pairs.
 OVERRUN = 1.5
-#: Fewest pairs a plan makes (a t interval needs two; three gives it a usable quantile).
-MIN_PAIRS = 3
 
 
 @dataclass(frozen=True)
@@ -78,6 +76,9 @@ class Plan:
     #: planned look's own figures stand.
     expected_wall_s: float | None = None
     expected_half_width: float | None = None
+    #: Runs per step of ``pairs``: 2 (A and B) for a comparison; a history's releases, a
+    #: campaign's sets (``wall_s`` is then theirs).
+    units: int = 2
 
     @property
     def reachable(self) -> bool:
@@ -94,8 +95,9 @@ class Plan:
         return self.half_width if self.expected_half_width is None else self.expected_half_width
 
     def line(self) -> str:
+        runs = f"{self.pairs} + {self.pairs}" if self.units == 2 else f"{self.units} × {self.pairs}"
         return (
-            f"{self.pairs} + {self.pairs} runs of {self.tasks:,} tasks, ~{duration(self.wall)}, "
+            f"{runs} runs of {self.tasks:,} tasks, ~{duration(self.wall)}, "
             f"expected CI ±{pct(self.width)} ({self.confidence:.1%})"
         )
 
@@ -111,55 +113,9 @@ def pct(x: float) -> str:
     return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
 
 
-def duration(seconds: float) -> str:
-    """'42 s', '7 min', '3.2 h', '4.1 days'."""
-    if not math.isfinite(seconds):
-        return "forever"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
-
-
-@functools.lru_cache(maxsize=4096)
-def t_quantile(level: float, df: int) -> float:
-    """The two-sided t quantile at ``level`` (cached: plans ask for the same ones often)."""
-    return float(t_ppf(1 - level / 2, df))
-
-
 def log_half(target: float) -> float:
     """A relative half-width of the ratio (0.03 for ±3 %) on the log scale."""
     return math.log1p(target)
-
-
-def pairs_needed(var_pair: float, h: float, level: float, k_min: int = MIN_PAIRS) -> int:
-    """Fewest pairs k (≥ k_min) whose t interval t(k−1, 1−level/2)·sqrt(var_pair/k) ≤ h,
-    with ``var_pair`` the variance of one pair's log difference."""
-    if var_pair <= 0:
-        return k_min
-    if h <= 0:
-        raise ValueError("the target half-width must be positive")
-    z = norm_ppf(1 - level / 2)
-    k = max(k_min, math.ceil(var_pair * (z / h) ** 2))
-    for _ in range(50):  # the t quantile falls as k grows: a few steps converge
-        q = t_quantile(level, k - 1)
-        need = max(k_min, math.ceil(var_pair * (q / h) ** 2))
-        if need == k:
-            break
-        k = need
-    while k > k_min and half_width(var_pair, k - 1, level) <= h:
-        k -= 1
-    while half_width(var_pair, k, level) > h:
-        k += 1
-    return k
-
-
-def half_width(var_pair: float, k: int, level: float) -> float:
-    """The log-scale half-width of the t interval of k pairs."""
-    return t_quantile(level, k - 1) * math.sqrt(max(var_pair, 0.0) / k)
 
 
 def candidates(n_star: float, lo: int, hi: int) -> list[int]:

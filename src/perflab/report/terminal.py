@@ -156,6 +156,8 @@ def print_status(st: dict[str, Any]) -> None:
             f"fastest: {st['best']['us_per_task']:,.1f} µs/task "
             + escape(f"[{st['best']['treatments'] or 'untreated'}]")
         )
+    for line in st["precision"]["lines"]:
+        console.print(escape(line))
     table = Table(title="latest runs", title_justify="left")
     for col in ("seq", "status", "µs/task", "treatments", "started"):
         table.add_column(col)
