@@ -5,6 +5,7 @@ stands in for the runs (nothing starts)."""
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -54,10 +55,10 @@ def _stored(home: Path) -> None:
 
 
 def _points(n: int = 9) -> list[Point]:
-    def make(k: int) -> RunSpec:
+    def make(k: int) -> Prepared:
         # each point's spec differs from the base (as a release's venv does): the parts are
         # still found, through the base
-        return replace(BASE, env={"K": str(k)}, packages=[f"toy=={k}"])
+        return Prepared(replace(BASE, env={"K": str(k)}, packages=[f"toy=={k}"]), sys.executable)
 
     return [Point(str(k), f"point {k}", lambda k=k: make(k)) for k in range(n)]  # type: ignore[misc]
 
