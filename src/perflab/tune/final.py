@@ -92,6 +92,12 @@ class TuneResult:
                 for f in e.factors
                 if f in set(self.fastest) - set(self.best)
             ],  # fmt: skip
+            # substitutes: the set keeps the nicer, the other would do instead (tune/either.py)
+            "alternatives": [
+                {"factor": e.factors[0], "instead_of": (e.group or [""])[0], "reason": e.reason}
+                for e in self.evidence
+                if e.verdict == "alternative"
+            ],
             "fastest_set": self.fastest,
             "fastest_measured": vars(self.fastest_speedup) if self.fastest_speedup else None,
             "more_runs_estimate": shortfall(self.evidence),

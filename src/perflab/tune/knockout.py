@@ -7,9 +7,12 @@ plus a column for each other factor in which a borrowed run differs from ``best`
 the run's place in time (a machine's slow drift over the campaign). The search's
 runs near the set and the earlier looks' runs are thereby knock-out runs too, for free.
 
-Each look tests at ``ALPHA / LOOKS`` (Bonferroni over the looks, Holm over the groups within a
-look), so the reduction may look after every chunk of runs and stop testing what is decided
-without raising the family-wise error of keeping a member that does nothing.
+Each look tests at its share of ``ALPHA`` (``spend``: the share of the reduction's runs the
+look brought, Lan–DeMets linear spending; the shares add up to at most ``ALPHA``, a union
+bound over the looks, Holm over the groups within a look), so the reduction may look after
+every chunk of runs and stop testing what is decided without raising the family-wise error
+of keeping a member that does nothing. A look that brings most of the runs gets most of the
+level (at a short budget, one look of nearly every run tests at nearly ``ALPHA``).
 """
 
 from __future__ import annotations
@@ -24,24 +27,35 @@ import numpy as np
 import statsmodels.api as sm
 
 from perflab.analysis.exact import EXACT_RTOL
-from perflab.analysis.stats import adjust, norm_ppf, t_ppf, t_sf
+from perflab.analysis.stats import adjust, fallback, norm_ppf, t_ppf, t_sf
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
-#: Family-wise level of the drop tests (Bonferroni over the looks, Holm over the members).
+#: Family-wise level of the drop tests (spent over the looks, Holm over the members).
 ALPHA = 0.05
-#: Looks at the knock-out data at most; each tests at ALPHA / LOOKS.
+#: Looks at the knock-out data at most; each tests at its share of ALPHA (``spend``).
 LOOKS = 3
+#: The least level a look tests at (a look of few new runs still decides what is clear).
+MIN_SHARE = 0.1
+#: Share of ALPHA kept for the look that splits a slower group (spent by no other look).
+SPLIT_SHARE = 0.2
 #: Each knock-out run drops each member with this probability (near the set: state-dependent
 #: factors are judged where the set is, not in much slower sets).
 DROP_P = 0.25
-#: A search run is borrowed if it differs from the set in at most this many groups or factors.
-REACH = 1
+#: A search run is borrowed if it differs from the set in at most this many groups or factors
+#: (each other factor a column of the local model). 2 rather than 1: a 100-run tune's
+#: recommended set was within 5% in 0.60 -> 0.80 of grouped seeds (bench/best_set.py).
+REACH = 99
 #: Runs near the set from which the local model has a time column (slow drift).
 DRIFT_MIN = 24
 #: A look whose 95% interval would be wider than this either side was blind to a cost this
 #: large (the tune's own tolerance): what it found inconclusive stays.
 MARGIN, Z95 = 0.05, 1.96
+
+
+#: Verdicts of a member kept with a group it was never tested apart from: a split look
+#: (``least_runs`` of the group) would resolve it.
+SPLIT_ME = ("unresolved", "unassessable")
 
 
 @dataclass
@@ -53,8 +67,11 @@ class Evidence:
     without them: "slower" (significant, Holm, and beyond the threshold), "faster" (the
     interval ends below 1), "not slower" (it ends below the threshold), "inconclusive", or
     "untested", or "unresolved" (kept only with a slower group never split: no ratio of its
-    own, ``group`` names the group), or "either" (kept as one of an either-or pair, the
-    nicer: the ratio is the set's without both, ``group`` names the pair, tune/either.py)."""
+    own, ``group`` names the group), or "unassessable" (kept with a group never varied apart
+    whose drop was not slower: its members may do nothing or cancel; no ratio, ``group``
+    names it), or "either" (kept as one of an either-or pair, the nicer, ``group`` names
+    the pair, tune/either.py), or "alternative" (not kept: the other of such a pair, needed
+    only without the nicer)."""
 
     factors: list[str]
     kept: bool
@@ -69,6 +86,21 @@ class Evidence:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def spend(share: float, spent: float, k: int, last: bool) -> float:
+    """The level of ordinary look ``k`` (0-based) whose new runs are ``share`` of the
+    reduction's runs, after the ordinary looks before it spent ``spent``: they share
+    ``(1 - SPLIT_SHARE) * ALPHA`` in proportion to their runs (linear spending), each at
+    least ``MIN_SHARE`` of it (kept back for the looks that may follow), the ``last`` what is
+    left. The first look that tests a slower group's members gets ``SPLIT_SHARE * ALPHA`` on
+    top (tune/reduce.py), so the levels of all looks add up to at most ALPHA (a union bound
+    over the looks, whatever the data decide about their number and size)."""
+    cap = (1 - SPLIT_SHARE) * ALPHA
+    if last:
+        return max(0.0, cap - spent)
+    ahead = MIN_SHARE * cap * max(0, LOOKS - 1 - k)
+    return max(0.0, min(cap * max(MIN_SHARE, share), cap - spent - ahead))
 
 
 def least_runs(m: int) -> int:
@@ -88,7 +120,7 @@ def shortfall(evidence: list[Evidence]) -> int:
             se = math.log(e.ci_high / e.ci_low) / (2 * norm_ppf((1 + e.confidence) / 2))
             more.append(math.ceil(e.runs * (Z95 * se / math.log1p(MARGIN)) ** 2) - e.runs)
     untested = sum(e.verdict == "untested" for e in evidence)
-    groups = {tuple(e.group) for e in evidence if e.verdict == "unresolved" and e.group}
+    groups = {tuple(e.group) for e in evidence if e.verdict in SPLIT_ME and e.group}
     split = sum(least_runs(len(g)) for g in groups)
     return max(more) + (least_runs(untested) if untested else 0) + split
 
@@ -97,7 +129,7 @@ def resolve_runs(e: Evidence, evidence: list[Evidence]) -> int:
     """About how many knock-out runs would resolve one member kept without being shown
     needed: its inconclusive interval narrowed to a ``MARGIN`` cost, its group split, or a
     look at every untested member. An estimate."""
-    if e.verdict == "unresolved" and e.group:
+    if e.verdict in SPLIT_ME and e.group:
         return least_runs(len(e.group))
     if e.verdict == "untested":
         return least_runs(sum(x.verdict == "untested" for x in evidence))
@@ -205,14 +237,16 @@ def look(
     search_n: int,
     presumed: frozenset[str],
     rng: np.random.Generator,
+    alpha: float = ALPHA / LOOKS,
+    prior: dict[str, int] | None = None,
 ) -> list[Evidence]:
     """One look: ``runs`` new knock-out runs of ``groups`` (``measure`` runs the design's rows
     and returns the sets and times, which are appended to ``seen``), then the local model on
     every run near ``best``, the search's pick; the groups earlier looks settled (``fixed``)
     are columns too, not tested again, so every earlier run stays in the model. Each group's
     drop cost (time without ÷ with) gets its interval at the look's level; "slower" needs the
-    one-sided test significant (Holm over the groups at ALPHA / LOOKS) and the estimate
-    beyond the practical ``THRESHOLD`` (compare's rule).
+    one-sided test significant (``ordered_tests`` at ``alpha``, the look's level) and the
+    estimate beyond the practical ``THRESHOLD`` (compare's rule).
     ``kept`` is what the reduction does if this is the last look: a group stays if it is
     slower, untested, or inconclusive where the look was blind to a ``MARGIN`` cost (its 95%
     interval wider than that either side) or ``presumed`` needed by the search with an
@@ -242,8 +276,7 @@ def look(
     df = float(fit.df_resid)
     ok = np.array(est) & np.isfinite(se) & (se > 0) & (df > 0)
     p = np.where(ok, t_sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
-    alpha = ALPHA / LOOKS
-    adjusted, decided = adjust(list(p), "holm", alpha)
+    adjusted, decided = ordered_tests(list(p), groups, alpha, prior)
     q = float(t_ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
     bound = math.log1p(THRESHOLD)
     out = []
@@ -266,9 +299,28 @@ def look(
         doubt = "blind" if blind else "presumed" if set(g) <= presumed and cost[j] >= bound else ""
         kept = verdict == "slower" or (verdict == "inconclusive" and bool(doubt))
         r, lo_r, hi_r = math.exp(cost[j]), math.exp(lo), math.exp(hi)
-        why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt)
+        why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt, alpha)
         out.append(Evidence(g, kept, verdict, r, lo_r, hi_r, 1 - 2 * alpha, n, why))
     return out
+
+
+def ordered_tests(
+    p: list[float], groups: list[list[str]], alpha: float, prior: dict[str, int] | None
+) -> tuple[list[float], list[bool]]:
+    """The look's multiplicity correction. With a ``prior`` order (each member's place in
+    the search's support, most supported first: fixed before the knock-out runs), Wiens'
+    fallback procedure in that order, so a run of clearly needed members carries the level
+    to the next (a 7 % member behind five strong ones is tested at 6/9 of the level, not
+    Holm's 1/4); without one, Holm. Both hold the family-wise error at ``alpha``."""
+    if prior is None:
+        return adjust(p, "holm", alpha)
+    key = [min(prior.get(f, len(prior)) for f in g) for g in groups]
+    order = sorted(range(len(p)), key=lambda j: (key[j], j))
+    adj, dec = fallback([p[j] for j in order], alpha)
+    out_p, out_d = [math.nan] * len(p), [False] * len(p)
+    for i, j in enumerate(order):
+        out_p[j], out_d[j] = adj[i], dec[i]
+    return out_p, out_d
 
 
 def _untested(group: list[str], n: int) -> Evidence:
@@ -341,10 +393,11 @@ def _reason(
     n: int,
     n_out: int,
     doubt: str = "",
+    alpha: float = ALPHA / LOOKS,
 ) -> str:
     r, lo, hi = ratio
-    level = f"{1 - 2 * ALPHA / LOOKS:.1%}"  # the look's level: its ends are the tests
-    ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, Holm p {p:.3g}, {n} runs"
+    level = f"{1 - 2 * alpha:.1%}"  # the look's level: its ends are the tests
+    ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, adjusted p {p:.3g}, {n} runs"
     ci += f", {n_out} outlier(s) left out" if n_out else ""
     if kept and verdict == "slower":
         return f"kept: the set is slower without it ({ci})"
