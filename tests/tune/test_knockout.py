@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from perflab.tune.knockout import ALPHA, LOOKS, REACH, local_rows, missing
+from perflab.tune.knockout import REACH, local_rows
 from perflab.tune.optuna_search import MAX_SEARCH, OptunaSearch
 from perflab.tune.reduce import reduce
+from perflab.tune.spending import ALPHA, LOOKS, MIN_SHARE
 from perflab.tune.truths import TRUTHS
 
 REAL = ["x0", "x1", "x2", "x3", "x4", "x5", "L=2"]
@@ -27,20 +28,23 @@ def _near_runs(
     return [(frozenset(s), float(y)) for s, y in zip(sets, ys, strict=True)], rng
 
 
-def test_a_near_search_run_is_borrowed_and_a_far_one_is_not() -> None:
+def test_a_search_run_is_borrowed_where_every_group_is_whole() -> None:
+    """A search run counts as a knock-out run at any distance (each other factor a column),
+    but never where it holds part of a group: that is no knock-out of the group."""
     best = {"a", "b", "c"}
     seen = [
         (frozenset({"a", "b", "c"}), 1.0),  # the set itself
         (frozenset({"a", "b"}), 1.1),  # one group dropped
         (frozenset({"a", "b", "c", "z"}), 0.9),  # one factor added
-        (frozenset({"a"}), 1.3),  # two groups dropped: too far for a search run
-        (frozenset({"b"}), 1.3),  # ... but a knock-out run (after the search) is kept
+        (frozenset({"c"}), 1.3),  # the group {a, b} dropped whole, far from the set
+        (frozenset({"b", "c"}), 1.3),  # part of the group {a, b}: not borrowed
+        (frozenset({"b"}), 1.3),  # a knock-out run (after the search), part of a group
     ]
-    local = local_rows(seen, best, [["a"], ["b"], ["c"]], search_n=4)
-    assert REACH == 1 and len(local.y) == 4
-    # constant, the search/reduction block, the added factor, three groups
-    assert local.x.shape == (4, 1 + local.extra + 3) and local.extra == 2
-    assert missing(seen, best, [["a"], ["b"], ["c"]], 4) == 2 * 3 + 8 + 2 - 4
+    local = local_rows(seen, best, [["a", "b"], ["c"]], search_n=5)
+    assert REACH >= 3 and len(local.y) == 4
+    # constant, the search/reduction block, the added factor, two groups
+    assert local.x.shape == (4, 1 + local.extra + 2) and local.extra == 2
+    assert local.groups[:, 0].tolist() == [0, 0, 0, 1]
 
 
 def test_reduction_after_a_search_keeps_the_real_members_and_drops_the_rest() -> None:
@@ -63,8 +67,9 @@ def test_reduction_after_a_search_keeps_the_real_members_and_drops_the_rest() ->
         clean += not kept & set(junk)
         whole += set(REAL) <= kept
         for e in evidence:
-            if e.verdict not in ("untested", "unresolved"):  # unresolved: no ratio of its own
-                assert e.confidence == 1 - 2 * ALPHA / LOOKS
+            if e.verdict not in ("untested", "unresolved", "unassessable"):  # no ratio of its own
+                # each look's level is its share of ALPHA (knockout.spend)
+                assert 1 - 2 * ALPHA <= e.confidence < 1 - 2 * ALPHA * MIN_SHARE / LOOKS
                 assert e.ci_low <= e.ratio <= e.ci_high
     assert clean >= 24 and whole >= 21, (clean, whole)
 

@@ -230,7 +230,9 @@ def fallback(p: list[float], alpha: float) -> tuple[list[float], list[bool]]:
             carry = level if out[j] else 0.0
         return out
 
-    cuts = sorted({min(1.0, arr[j] * m / k) for j in ok for k in range(1, m + 1)} | {1.0})
+    # a hair above each ratio: the sum of k levels a / m rounds below p at the ratio itself
+    ratios = {min(1.0, arr[j] * m / k * (1 + 1e-12)) for j in ok for k in range(1, m + 1)}
+    cuts = sorted(ratios | {1.0})
     adj = np.where(np.isfinite(arr), 1.0, np.nan)
     for a in reversed(cuts):  # from 1 down: the last level each is still rejected at
         adj[rejected(a)] = a

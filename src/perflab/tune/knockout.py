@@ -7,7 +7,7 @@ plus a column for each other factor in which a borrowed run differs from ``best`
 the run's place in time (a machine's slow drift over the campaign). The search's
 runs near the set and the earlier looks' runs are thereby knock-out runs too, for free.
 
-Each look tests at its share of ``ALPHA`` (``spend``: the share of the reduction's runs the
+Each look tests at its share of ``ALPHA`` (tune/spending.py: the share of the reduction's runs the
 look brought, Lan–DeMets linear spending; the shares add up to at most ``ALPHA``, a union
 bound over the looks, Holm over the groups within a look), so the reduction may look after
 every chunk of runs and stop testing what is decided without raising the family-wise error
@@ -27,18 +27,11 @@ import numpy as np
 import statsmodels.api as sm
 
 from perflab.analysis.exact import EXACT_RTOL
-from perflab.analysis.stats import adjust, fallback, norm_ppf, t_ppf, t_sf
+from perflab.analysis.stats import norm_ppf, t_ppf, t_sf
+from perflab.tune.spending import ALPHA, LOOKS, ordered_tests
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
-#: Family-wise level of the drop tests (spent over the looks, Holm over the members).
-ALPHA = 0.05
-#: Looks at the knock-out data at most; each tests at its share of ALPHA (``spend``).
-LOOKS = 3
-#: The least level a look tests at (a look of few new runs still decides what is clear).
-MIN_SHARE = 0.1
-#: Share of ALPHA kept for the look that splits a slower group (spent by no other look).
-SPLIT_SHARE = 0.2
 #: Each knock-out run drops each member with this probability (near the set: state-dependent
 #: factors are judged where the set is, not in much slower sets).
 DROP_P = 0.25
@@ -86,21 +79,6 @@ class Evidence:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def spend(share: float, spent: float, k: int, last: bool) -> float:
-    """The level of ordinary look ``k`` (0-based) whose new runs are ``share`` of the
-    reduction's runs, after the ordinary looks before it spent ``spent``: they share
-    ``(1 - SPLIT_SHARE) * ALPHA`` in proportion to their runs (linear spending), each at
-    least ``MIN_SHARE`` of it (kept back for the looks that may follow), the ``last`` what is
-    left. The first look that tests a slower group's members gets ``SPLIT_SHARE * ALPHA`` on
-    top (tune/reduce.py), so the levels of all looks add up to at most ALPHA (a union bound
-    over the looks, whatever the data decide about their number and size)."""
-    cap = (1 - SPLIT_SHARE) * ALPHA
-    if last:
-        return max(0.0, cap - spent)
-    ahead = MIN_SHARE * cap * max(0, LOOKS - 1 - k)
-    return max(0.0, min(cap * max(MIN_SHARE, share), cap - spent - ahead))
 
 
 def least_runs(m: int) -> int:
@@ -302,25 +280,6 @@ def look(
         why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt, alpha)
         out.append(Evidence(g, kept, verdict, r, lo_r, hi_r, 1 - 2 * alpha, n, why))
     return out
-
-
-def ordered_tests(
-    p: list[float], groups: list[list[str]], alpha: float, prior: dict[str, int] | None
-) -> tuple[list[float], list[bool]]:
-    """The look's multiplicity correction. With a ``prior`` order (each member's place in
-    the search's support, most supported first: fixed before the knock-out runs), Wiens'
-    fallback procedure in that order, so a run of clearly needed members carries the level
-    to the next (a 7 % member behind five strong ones is tested at 6/9 of the level, not
-    Holm's 1/4); without one, Holm. Both hold the family-wise error at ``alpha``."""
-    if prior is None:
-        return adjust(p, "holm", alpha)
-    key = [min(prior.get(f, len(prior)) for f in g) for g in groups]
-    order = sorted(range(len(p)), key=lambda j: (key[j], j))
-    adj, dec = fallback([p[j] for j in order], alpha)
-    out_p, out_d = [math.nan] * len(p), [False] * len(p)
-    for i, j in enumerate(order):
-        out_p[j], out_d[j] = adj[i], dec[i]
-    return out_p, out_d
 
 
 def _untested(group: list[str], n: int) -> Evidence:
