@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from perflab.tune.knockout import REACH, local_rows
+from perflab.tune.knockout import FAR, REACH, local_rows
 from perflab.tune.optuna_search import MAX_SEARCH, OptunaSearch
 from perflab.tune.reduce import reduce, shown_needed
 from perflab.tune.spending import ALPHA, LOOKS, MIN_SHARE
@@ -29,22 +29,26 @@ def _near_runs(
 
 
 def test_a_search_run_is_borrowed_where_every_group_is_whole() -> None:
-    """A search run counts as a knock-out run at any distance (each other factor a column),
-    but never where it holds part of a group: that is no knock-out of the group."""
+    """At a short budget a search run counts as a knock-out run at any distance (each other
+    factor a column), but never where it holds part of a group: that is no knock-out of the
+    group. Otherwise only a run one difference from the set is borrowed."""
     best = {"a", "b", "c"}
     seen = [
         (frozenset({"a", "b", "c"}), 1.0),  # the set itself
         (frozenset({"a", "b"}), 1.1),  # one group dropped
         (frozenset({"a", "b", "c", "z"}), 0.9),  # one factor added
-        (frozenset({"c"}), 1.3),  # the group {a, b} dropped whole, far from the set
+        (frozenset({"c"}), 1.3),  # the group {a, b} dropped whole: one difference
+        (frozenset(), 1.5),  # both groups dropped: far from the set
         (frozenset({"b", "c"}), 1.3),  # part of the group {a, b}: not borrowed
         (frozenset({"b"}), 1.3),  # a knock-out run (after the search), part of a group
     ]
-    local = local_rows(seen, best, [["a", "b"], ["c"]], search_n=5)
-    assert REACH >= 3 and len(local.y) == 4
+    local = local_rows(seen, best, [["a", "b"], ["c"]], search_n=6, reach=FAR)
+    assert FAR >= 3 and len(local.y) == 5
+    near = local_rows(seen, best, [["a", "b"], ["c"]], search_n=6)  # a budget not short
+    assert REACH == 1 and len(near.y) == 4
     # constant, the added factor, two groups (every row is the search's: no block column)
-    assert local.x.shape == (4, 1 + 1 + 2) and local.extra == 1
-    assert local.groups[:, 0].tolist() == [0, 0, 0, 1]
+    assert local.x.shape == (5, 1 + 1 + 2) and local.extra == 1
+    assert local.groups[:, 0].tolist() == [0, 0, 0, 1, 1]
 
 
 def test_reduction_after_a_search_keeps_the_real_members_and_drops_the_rest() -> None:

@@ -23,6 +23,7 @@ from perflab.analysis.stats import t_ppf, t_sf
 from perflab.tune.knockout import (
     ALPHA,
     LOOKS,
+    REACH,
     THRESHOLD,
     Local,
     exact_ols,
@@ -83,6 +84,7 @@ def substitutes(
     members: list[str],
     slower: list[str],
     search_n: int,
+    reach: int = REACH,
 ) -> list[Pair]:
     """Pairs of ``slower`` (members each shown needed by a main-effects look) that are
     substitutes: the pair's own term is significant (one-sided, Holm over the pairs at
@@ -90,7 +92,7 @@ def substitutes(
     costs ``THRESHOLD``: either is enough, the main-effects look had given each a share of
     the joint cost. Largest joint cost first."""
     cand = slower[:MOST]
-    local = local_rows(seen, best, [[f] for f in members], search_n)
+    local = local_rows(seen, best, [[f] for f in members], search_n, reach=reach)
     col = {f: 1 + local.extra + j for j, f in enumerate(members)}
     bound = math.log1p(THRESHOLD)
     found, ps = [], []
@@ -128,6 +130,7 @@ def pairs(
     members: list[str],
     dropped: list[str],
     search_n: int,
+    reach: int = REACH,
 ) -> list[Pair]:
     """The pairs of ``dropped`` (members of ``best`` not shown needed) whose joint drop makes
     the set measurably slower (significant, Holm over the pairs at ``ALPHA / LOOKS``, and
@@ -135,7 +138,7 @@ def pairs(
     member of ``best`` (each a column of the model); pairs never dropped together in any run
     are not tested."""
     cand = dropped[:MOST]  # in the evidence's order, never the names
-    local = local_rows(seen, best, [[f] for f in members], search_n)
+    local = local_rows(seen, best, [[f] for f in members], search_n, reach=reach)
     col = {f: 1 + local.extra + j for j, f in enumerate(members)}
     found, ps = [], []
     for a, b in itertools.combinations(cand, 2):

@@ -36,9 +36,13 @@ THRESHOLD = 0.02
 #: factors are judged where the set is, not in much slower sets).
 DROP_P = 0.25
 #: A search run is borrowed if it differs from the set in at most this many groups or factors
-#: (each other factor a column of the local model). 2 rather than 1: a 100-run tune's
-#: recommended set was within 5% in 0.60 -> 0.80 of grouped seeds (bench/best_set.py).
-REACH = 99
+#: (each other factor a column of the local model): near the pick, where a factor that helps
+#: slow sets but hurts fast ones is judged.
+REACH = 1
+#: ... at a short budget (below 15 runs per candidate) at any distance, every group whole:
+#: more runs at the cost of locality (100 runs, 20 seeds: sparse within 5% 0.50 -> 0.75; at
+#: 300 the far runs' bias cost the traps truth clean 1.00 -> 0.80, so only when short).
+FAR = 99
 #: Runs near the set from which the local model has a time column (slow drift).
 DRIFT_MIN = 24
 #: A look whose 95% interval would be wider than this either side was blind to a cost this
@@ -150,6 +154,7 @@ def local_rows(
     groups: list[list[str]],
     search_n: int,
     borrow: bool = True,
+    reach: int = REACH,
 ) -> Local:
     """The runs of ``seen`` near ``best``: a group dropped whole or kept whole, at most
     ``REACH`` other differences; a search run (one of the first ``search_n``) also drops at
@@ -162,7 +167,7 @@ def local_rows(
         if any(r and set(g) & s for r, g in zip(row, groups, strict=True)):
             continue  # part of a group dropped: not a knock-out of the group
         other = (best - members - s) | (s - best)
-        if len(other) > REACH or (i < search_n and sum(row) + len(other) > REACH):
+        if len(other) > reach or (i < search_n and sum(row) + len(other) > reach):
             continue
         if i < search_n and not borrow:
             continue
@@ -191,13 +196,14 @@ def missing(
     groups: list[list[str]],
     n: int,
     fixed: list[list[str]] | None = None,
+    reach: int = REACH,
 ) -> int:
     """New runs a look at ``groups`` needs beyond the runs near ``best`` already seen (the
     ``fixed`` groups, settled by earlier looks, are columns of the model too)."""
     if not groups:
         return 0
     cols = [*(fixed or []), *groups]
-    return min(_short(local_rows(seen, best, cols, n, b), len(cols)) for b in (True, False))
+    return min(_short(local_rows(seen, best, cols, n, b, reach), len(cols)) for b in (True, False))
 
 
 def _short(local: Local, m: int) -> int:
@@ -217,6 +223,7 @@ def look(
     rng: np.random.Generator,
     alpha: float = ALPHA / LOOKS,
     prior: dict[str, int] | None = None,
+    reach: int = REACH,
 ) -> list[Evidence]:
     """One look: ``runs`` new knock-out runs of ``groups`` (``measure`` runs the design's rows
     and returns the sets and times, which are appended to ``seen``), then the local model on
@@ -235,7 +242,7 @@ def look(
         seen += measure(knockout_design(m, runs, rng))
     # the search's near runs help only if they bring more runs than other columns
     cols = [*fixed, *groups]
-    local = local_rows(seen, best, cols, search_n)
+    local = local_rows(seen, best, cols, search_n, reach=reach)
     if _short(local, len(cols)):
         local = local_rows(seen, best, cols, search_n, borrow=False)
     n, first = len(local.y), 1 + local.extra + len(fixed)

@@ -31,7 +31,15 @@ import statsmodels.api as sm
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
 from perflab.tune.either import pairs, substitutes
-from perflab.tune.knockout import THRESHOLD, Evidence, drop_sets, least_runs, look, missing
+from perflab.tune.knockout import (
+    REACH,
+    THRESHOLD,
+    Evidence,
+    drop_sets,
+    least_runs,
+    look,
+    missing,
+)
 from perflab.tune.spending import ALPHA, LOOKS, SPLIT_SHARE, spend
 from perflab.tune.verdicts import unassessable, unresolved
 
@@ -103,6 +111,7 @@ def reduce(
     runs: int,
     rng: np.random.Generator,
     spare: int = 0,
+    reach: int = REACH,
 ) -> tuple[set[str], list[Evidence]]:
     """The members of ``best`` the data do not show unneeded (the fastest set the reduction
     keeps), and the evidence for each, from at most ``runs`` new runs in up to ``LOOKS``
@@ -132,7 +141,11 @@ def reduce(
     start = len(seen)
     current, settled = set(best), []
     # a short budget tests the least supported first: the rest stay, untested, and say so
-    fits = [m for m in range(len(open_) + 1) if missing(seen, best, open_[:m], start) <= runs]
+    fits = [
+        m
+        for m in range(len(open_) + 1)
+        if missing(seen, best, open_[:m], start, None, reach) <= runs
+    ]
     for g in open_[max(fits) :]:
         why = f"kept, not tested: {runs} runs test only the {max(fits)} least supported; "
         why += f"the search's runs give it p {p_of[g[0]]:.2g} of saving time"
@@ -146,7 +159,7 @@ def reduce(
     reserve_used = False  # the first split look's share, SPLIT_SHARE of ALPHA
     for k in range(LOOKS + 1):
         used = len(seen) - start + lost[0]
-        need = missing(seen, best, open_, start, fixed)
+        need = missing(seen, best, open_, start, fixed, reach)
         if split and need > budget - used:
             # splitting is the budget's first call: up to ``spare`` runs beyond ``runs``
             budget = min(runs + spare, used + max(need, 2 * least_runs(len(open_))))
@@ -171,7 +184,7 @@ def reduce(
 
         # the model stays around the search's pick: every run so far is near it
         evidence = look(
-            best, open_, fixed, seen, measure, chunk, start, presumed, rng, alpha, prior
+            best, open_, fixed, seen, measure, chunk, start, presumed, rng, alpha, prior, reach
         )
         open_, slower, mixed = [], [], []
         for e in evidence:
@@ -190,15 +203,15 @@ def reduce(
         used = len(seen) - start + lost[0]
         parts = [[f] for e in slower for f in e.factors]
         split_too = [[f] for e in mixed for f in e.factors]
-        if mixed and missing(seen, best, [*open_, *parts, *split_too], start, fixed) <= runs - used:
+        wanted = [*open_, *parts, *split_too]
+        if mixed and missing(seen, best, wanted, start, fixed, reach) <= runs - used:
             open_ += split_too  # within the reduction's own runs: splitting takes no spare
         else:
             for e in mixed:
                 current = go(current, e, seen, settled, cons)
                 fixed.append(e.factors)
-        more = missing(
-            seen, best, [*open_, *([f] for e in slower for f in e.factors)], start, fixed
-        )
+        parts = [*open_, *([f] for e in slower for f in e.factors)]
+        more = missing(seen, best, parts, start, fixed, reach)
         avail = runs + spare - used
         if slower and k < LOOKS and (not last or 0 < more <= avail or (more == 0 < avail)):
             open_ += [[f] for e in slower for f in e.factors]
@@ -218,7 +231,7 @@ def reduce(
         else:
             why = "kept, not tested: the runs ran out before its look"
             settled.append(Evidence(g, True, "untested", reason=why))
-    current, settled = either_or(best, current, settled, seen, start, cons)
+    current, settled = either_or(best, current, settled, seen, start, cons, reach)
     return without(current, set(), cons), settled
 
 
@@ -239,10 +252,11 @@ def either_or(
     seen: list[tuple[frozenset[str], float]],
     start: int,
     cons: Constraints,
+    reach: int = REACH,
 ) -> tuple[set[str], list[Evidence]]:
     """Members dropped alone whose pair the set is slower without (tune/either.py): the
     nicer of each such pair comes back as "either A or B", shown needed as an alternative."""
-    current, settled = _substitutes(best, current, settled, seen, start, cons)
+    current, settled = _substitutes(best, current, settled, seen, start, cons, reach)
     dropped = [
         e.factors[0]
         for e in settled
@@ -253,7 +267,7 @@ def either_or(
     alone = {e.factors[0]: e.ratio or 1.0 for e in settled if len(e.factors) == 1}
     by = {e.factors[0]: i for i, e in enumerate(settled) if len(e.factors) == 1}
     taken: set[str] = set()
-    for q in pairs(seen, best, sorted(best), dropped, start):
+    for q in pairs(seen, best, sorted(best), dropped, start, reach):
         if {q.a, q.b} & taken:
             continue
         # the nicer (cheaper category) of the two; at a tie the one costlier to drop alone
@@ -284,6 +298,7 @@ def _substitutes(
     seen: list[tuple[frozenset[str], float]],
     start: int,
     cons: Constraints,
+    reach: int = REACH,
 ) -> tuple[set[str], list[Evidence]]:
     """Members each shown needed that are substitutes (tune/either.py ``substitutes``: the
     set is slower without both, not without either alone): the nicer stays as "either A or
@@ -294,7 +309,7 @@ def _substitutes(
     by = {e.factors[0]: i for i, e in enumerate(settled) if len(e.factors) == 1}
     ratio = {f: settled[by[f]].ratio or 1.0 for f in slower}
     taken: set[str] = set()
-    for q in substitutes(seen, best, sorted(best), slower, start):
+    for q in substitutes(seen, best, sorted(best), slower, start, reach):
         if {q.a, q.b} & taken:
             continue
         nicer, other = sorted((q.a, q.b), key=lambda f: (rank(f, cons), -round(ratio[f], 9)))
