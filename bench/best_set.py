@@ -20,6 +20,7 @@ Also the share of seeds whose measured speed-up interval covers the true speed-u
 tpe+confirm the share of nice levels whose set is within 5% of the level's true optimum.
 
     python bench/best_set.py --seeds 20
+    python bench/best_set.py --seeds 20 --budgets 15c,100 --only tpe+confirm  # 15 per candidate
 """
 
 from __future__ import annotations
@@ -127,7 +128,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--seed0", type=int, default=0, help="first seed (to split a run)")
-    ap.add_argument("--budgets", default="100,300")
+    ap.add_argument(
+        "--budgets", default="100,300", help="runs, or runs per candidate with a c (15c)"
+    )
     ap.add_argument("--no-optuna", action="store_true")
     ap.add_argument("--only", default="", help="comma-separated methods to run")
     ap.add_argument("--truths", default=",".join(TRUTHS))
@@ -144,7 +147,8 @@ def main() -> None:
     for name in args.truths.split(","):
         tr = TRUTHS[name]
         opt = tr.optimum()
-        for budget in map(int, args.budgets.split(",")):
+        for word in args.budgets.split(","):
+            budget = int(word[:-1]) * len(tr.factors) if word.endswith("c") else int(word)
             t0 = time.perf_counter()
             hits = dict.fromkeys(methods, 0)
             clean = dict.fromkeys(methods, 0)

@@ -75,12 +75,14 @@ def test_no_member_carries_its_groups_evidence(seed: int, monkeypatch: pytest.Mo
 
 def test_spare_runs_split_the_group_before_anything_else() -> None:
     """With the final blocks' spare runs the slower group is split: g is shown needed on its
-    own in most seeds, and no null is ever recommended."""
-    found = 0
+    own in most seeds, and a null is recommended in at most one."""
+    found = false = 0
     for seed in range(8):
         kept, evidence = _reduce(seed, 24, spare=80)
         assert not any(e.verdict == "unresolved" for e in evidence)
         rec = shown_needed(kept, evidence, TRUTHS["grouped"].cons)
-        assert not rec & (set(WEAK) - {"g"})
+        # a null recommended is a false "slower": the looks hold that at 5% family-wise
+        # (at most 1 of 8 seeds; P(2 or more) is 0.06 at exactly 5%, less with the 2% bar)
+        false += bool(rec & (set(WEAK) - {"g"}))
         found += "g" in rec
-    assert found >= 5, found
+    assert found >= 5 and false <= 1, (found, false)

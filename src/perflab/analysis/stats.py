@@ -292,6 +292,35 @@ def holm(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     return out_p, out_r
 
 
+def fallback(p: list[float], alpha: float) -> tuple[list[float], list[bool]]:
+    """Wiens' fallback procedure over hypotheses in a pre-specified order (``p`` in that
+    order), equal weights: H_j is tested at ``alpha / m`` plus the level of H_(j-1) if that
+    was rejected, so a sequence of rejections carries its level forward. Family-wise error
+    at most ``alpha`` for any order fixed before the data tested (Wiens 2003). NaN entries
+    (untestable) are not tested and carry nothing. Returns adjusted p-values (the least
+    ``alpha`` at which each is rejected, exact: the decisions change only at the ratios
+    p_i / (k w)) and the decisions at ``alpha``."""
+    arr = np.asarray(p, float)
+    ok = np.flatnonzero(np.isfinite(arr))
+    m = len(ok)
+
+    def rejected(a: float) -> np.ndarray:
+        out, carry = np.zeros(len(arr), bool), 0.0
+        for j in ok:
+            level = a / m + carry
+            out[j] = bool(arr[j] <= level)
+            carry = level if out[j] else 0.0
+        return out
+
+    # a hair above each ratio: the sum of k levels a / m rounds below p at the ratio itself
+    ratios = {min(1.0, arr[j] * m / k * (1 + 1e-12)) for j in ok for k in range(1, m + 1)}
+    cuts = sorted(ratios | {1.0})
+    adj = np.where(np.isfinite(arr), 1.0, np.nan)
+    for a in reversed(cuts):  # from 1 down: the last level each is still rejected at
+        adj[rejected(a)] = a
+    return [float(v) for v in adj], [bool(v) for v in rejected(alpha)]
+
+
 def _mean_var(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The mean and the ddof=1 variance, computed as scipy.stats' ``_var`` does."""
     mean = np.mean(a, axis=0, keepdims=True)

@@ -20,7 +20,15 @@ import numpy as np
 
 from perflab.analysis.claims import adjust
 from perflab.analysis.stats import t_ppf, t_sf
-from perflab.tune.knockout import LOOK_ALPHA, THRESHOLD, exact_ols, local_rows, robust_fit
+from perflab.tune.knockout import (
+    LOOK_ALPHA,
+    REACH,
+    THRESHOLD,
+    Local,
+    exact_ols,
+    local_rows,
+    robust_fit,
+)
 
 #: At most this many members not shown needed are paired (the pairs grow as the square).
 MOST = 10
@@ -43,46 +51,65 @@ class Pair:
     p: float
 
 
-def pairs(
+def _fit(local: Local, col: dict[str, int], a: str, b: str) -> tuple | None:
+    """The local model with the product of ``a``'s and ``b``'s drop columns: (the joint
+    drop's log cost and its se, the pair's own term and its se, residual df, each one's
+    log cost alone), or None when the runs cannot tell the product apart."""
+    both = local.x[:, col[a]] * local.x[:, col[b]]
+    x = np.hstack([local.x, both[:, None]])
+    if not both.sum() or np.linalg.matrix_rank(x) < x.shape[1] or len(local.y) <= x.shape[1]:
+        return None
+    fit, _ = robust_fit(x, np.log(local.y))
+    beta = np.asarray(fit.params)
+    w = np.zeros(x.shape[1])
+    w[[col[a], col[b], -1]] = 1.0
+    if exact_ols(fit):
+        se, se_i, df = 0.0, 0.0, 1.0
+    else:
+        cov = np.asarray(fit.cov_params())
+        se, se_i = float(np.sqrt(w @ cov @ w)), float(np.sqrt(cov[-1, -1]))
+        df = max(float(fit.df_resid), 1.0)
+    return float(w @ beta), se, float(beta[-1]), se_i, df, float(beta[col[a]]), float(beta[col[b]])
+
+
+def _p(inter: float, se_i: float, df: float) -> float:
+    """One-sided p of the pair's own term (both dropped cost more than each alone adds)."""
+    return float(t_sf(inter / se_i, df)) if se_i > 0 else float(inter <= 0)
+
+
+def substitutes(
     seen: list[tuple[frozenset[str], float]],
     best: set[str],
     members: list[str],
-    dropped: list[str],
+    slower: list[str],
     search_n: int,
+    reach: int = REACH,
 ) -> list[Pair]:
-    """The pairs of ``dropped`` (members of ``best`` not shown needed) whose joint drop makes
-    the set measurably slower (significant, Holm over the pairs at ``LOOK_ALPHA``, and
-    the estimate beyond ``THRESHOLD``), largest joint cost first. ``members`` are every
-    member of ``best`` (each a column of the model); pairs never dropped together in any run
-    are not tested."""
-    cand = dropped[:MOST]  # in the evidence's order, never the names
-    local = local_rows(seen, best, [[f] for f in members], search_n)
-    first = 1 + local.extra
-    col = {f: first + j for j, f in enumerate(members)}
+    """Pairs of ``slower`` (members each shown needed by a main-effects look) that are
+    substitutes: the pair's own term is significant (one-sided, Holm over the pairs at
+    ``LOOK_ALPHA``) and beyond ``THRESHOLD``, while with it in the model neither alone
+    costs ``THRESHOLD``: either is enough, the main-effects look had given each a share of
+    the joint cost. Largest joint cost first."""
+    cand = slower[:MOST]
+    local = local_rows(seen, best, [[f] for f in members], search_n, reach=reach)
+    col = {f: 1 + local.extra + j for j, f in enumerate(members)}
+    bound = math.log1p(THRESHOLD)
     found, ps = [], []
     for a, b in itertools.combinations(cand, 2):
-        both = local.x[:, col[a]] * local.x[:, col[b]]
-        n_both = int(both.sum())
-        x = np.hstack([local.x, both[:, None]])
-        if not n_both or np.linalg.matrix_rank(x) < x.shape[1] or len(local.y) <= x.shape[1]:
+        got = _fit(local, col, a, b)
+        if got is None:
             continue
-        fit, _ = robust_fit(x, np.log(local.y))
-        w = np.zeros(x.shape[1])
-        w[[col[a], col[b], -1]] = 1.0
-        est = float(w @ np.asarray(fit.params))
-        inter = float(np.asarray(fit.params)[-1])
-        if exact_ols(fit):
-            se, se_i, df = 0.0, 0.0, 1.0
-        else:
-            cov = np.asarray(fit.cov_params())
-            se, se_i = float(np.sqrt(w @ cov @ w)), float(np.sqrt(cov[-1, -1]))
-            df = max(float(fit.df_resid), 1.0)
-        # the test is of the pair's own term (both dropped cost more than each alone adds):
-        # a member's main effect must not make a pair with a null
-        p = float(t_sf(inter / se_i, df)) if se_i > 0 else float(inter <= 0)
-        est = est if inter >= math.log1p(THRESHOLD) else 0.0
-        found.append((a, b, est, se, df, len(local.y), n_both))
-        ps.append(float(p))
+        est, se, inter, se_i, df, alone_a, alone_b = got
+        ok = inter >= bound and max(alone_a, alone_b) < bound
+        both = int((local.x[:, col[a]] * local.x[:, col[b]]).sum())
+        found.append((a, b, est if ok else 0.0, se, df, len(local.y), both))
+        ps.append(_p(inter, se_i, df))
+    return _decide(found, ps)
+
+
+def _decide(found: list[tuple], ps: list[float]) -> list[Pair]:
+    """The pairs whose test is significant (Holm at ``LOOK_ALPHA``) and whose joint
+    cost is beyond ``THRESHOLD``, with the joint cost's interval at the same level."""
     if not found:
         return []
     alpha = LOOK_ALPHA
@@ -94,3 +121,34 @@ def pairs(
             lo, hi = math.exp(est - q * se), math.exp(est + q * se)
             out.append(Pair(a, b, math.exp(est), lo, hi, 1 - 2 * alpha, n, n_both, float(p)))
     return sorted(out, key=lambda q: (-round(q.ratio, 9), round(q.p, 12)))
+
+
+def pairs(
+    seen: list[tuple[frozenset[str], float]],
+    best: set[str],
+    members: list[str],
+    dropped: list[str],
+    search_n: int,
+    reach: int = REACH,
+) -> list[Pair]:
+    """The pairs of ``dropped`` (members of ``best`` not shown needed) whose joint drop makes
+    the set measurably slower (significant, Holm over the pairs at ``LOOK_ALPHA``, and
+    the estimate beyond ``THRESHOLD``), largest joint cost first. ``members`` are every
+    member of ``best`` (each a column of the model); pairs never dropped together in any run
+    are not tested."""
+    cand = dropped[:MOST]  # in the evidence's order, never the names
+    local = local_rows(seen, best, [[f] for f in members], search_n, reach=reach)
+    col = {f: 1 + local.extra + j for j, f in enumerate(members)}
+    found, ps = [], []
+    for a, b in itertools.combinations(cand, 2):
+        got = _fit(local, col, a, b)
+        if got is None:
+            continue
+        est, se, inter, se_i, df, _, _ = got
+        # the test is of the pair's own term (both dropped cost more than each alone adds):
+        # a member's main effect must not make a pair with a null
+        est = est if inter >= math.log1p(THRESHOLD) else 0.0
+        both = int((local.x[:, col[a]] * local.x[:, col[b]]).sum())
+        found.append((a, b, est, se, df, len(local.y), both))
+        ps.append(_p(inter, se_i, df))
+    return _decide(found, ps)

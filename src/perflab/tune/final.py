@@ -14,7 +14,7 @@ import numpy as np
 
 from perflab.analysis.stats import bonferroni_level
 from perflab.campaign.designs.base import Constraints
-from perflab.tune.knockout import resolve_runs, shortfall
+from perflab.tune.knockout import FAR, REACH, resolve_runs, shortfall
 from perflab.tune.levels import complete
 from perflab.tune.reduce import Evidence, level_sets, reduce, shown_needed
 from perflab.tune.speedup import SpeedUp, paired_speedup
@@ -93,6 +93,12 @@ class TuneResult:
                 for f in e.factors
                 if f in set(self.fastest) - set(self.best)
             ],  # fmt: skip
+            # substitutes: the set keeps the nicer, the other would do instead (tune/either.py)
+            "alternatives": [
+                {"factor": e.factors[0], "instead_of": (e.group or [""])[0], "reason": e.reason}
+                for e in self.evidence
+                if e.verdict == "alternative"
+            ],
             "fastest_set": self.fastest,
             "fastest_measured": vars(self.fastest_speedup) if self.fastest_speedup else None,
             "more_runs_estimate": shortfall(self.evidence),
@@ -201,8 +207,11 @@ class Search:
         # splitting a slower group comes first: it may take the final blocks down to their
         # minimum (one more column: the fastest set, if it differs from the recommended one)
         spare = max(0, self.left - (block + 1) * MIN_BLOCKS - max(runs, 0))
+        # a short budget borrows every search run whose groups are whole (more runs, less
+        # locality); a larger one only those near the pick (knockout.REACH, FAR)
+        reach = FAR if self.short else REACH
         kept, evidence = reduce(
-            searched, self.obs, self.cons, knockout, max(runs, 0), self.rng, spare
+            searched, self.obs, self.cons, knockout, max(runs, 0), self.rng, spare, reach
         )
         best = shown_needed(kept, evidence, self.cons)
         looks = min(self.level_share, self.left - block * max(MIN_BLOCKS, self.pairs // 2))

@@ -7,10 +7,12 @@ plus a column for each other factor in which a borrowed run differs from ``best`
 the run's place in time (a machine's slow drift over the campaign). The search's
 runs near the set and the earlier looks' runs are thereby knock-out runs too, for free.
 
-Each look tests at ``LOOK_ALPHA``, ``ALPHA`` over ``LOOKS`` (Bonferroni over the looks, Holm
-over the groups within a look), so the reduction may look after every chunk of runs and stop
-testing what is decided without raising the family-wise error of keeping a member that does
-nothing.
+Each look tests at its share of ``ALPHA`` (tune/spending.py: the share of the reduction's runs the
+look brought, Lan–DeMets linear spending; the shares add up to at most ``ALPHA``, a union
+bound over the looks, Holm over the groups within a look), so the reduction may look after
+every chunk of runs and stop testing what is decided without raising the family-wise error
+of keeping a member that does nothing. A look that brings most of the runs gets most of the
+level (at a short budget, one look of nearly every run tests at nearly ``ALPHA``).
 """
 
 from __future__ import annotations
@@ -25,34 +27,34 @@ import numpy as np
 import statsmodels.api as sm
 
 from perflab.analysis.exact import EXACT_RTOL
-from perflab.analysis.stats import (
-    Z95,
-    adjust,
-    bonferroni,
-    bonferroni_level,
-    t_ppf,
-    t_sf,
-    z_quantile,
-)
+from perflab.analysis.stats import Z95, bonferroni, bonferroni_level, t_ppf, t_sf, z_quantile
+from perflab.tune.spending import ALPHA, LOOKS, ordered_tests
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
-#: Family-wise level of the drop tests (Bonferroni over the looks, Holm over the members).
-ALPHA = 0.05
-#: Looks at the knock-out data at most; each tests at ALPHA / LOOKS.
-LOOKS = 3
-#: The level of each look's drop tests (Bonferroni over the looks).
+#: The level of a look that brought no share of its own (Bonferroni over the looks).
 LOOK_ALPHA = bonferroni_level(ALPHA, LOOKS)
 #: Each knock-out run drops each member with this probability (near the set: state-dependent
 #: factors are judged where the set is, not in much slower sets).
 DROP_P = 0.25
-#: A search run is borrowed if it differs from the set in at most this many groups or factors.
+#: A search run is borrowed if it differs from the set in at most this many groups or factors
+#: (each other factor a column of the local model): near the pick, where a factor that helps
+#: slow sets but hurts fast ones is judged.
 REACH = 1
+#: ... at a short budget (below 15 runs per candidate) at any distance, every group whole:
+#: more runs at the cost of locality (100 runs, 20 seeds: sparse within 5% 0.50 -> 0.75; at
+#: 300 the far runs' bias cost the traps truth clean 1.00 -> 0.80, so only when short).
+FAR = 99
 #: Runs near the set from which the local model has a time column (slow drift).
 DRIFT_MIN = 24
 #: A look whose 95% interval would be wider than this either side was blind to a cost this
 #: large (the tune's own tolerance): what it found inconclusive stays.
 MARGIN = 0.05
+
+
+#: Verdicts of a member kept with a group it was never tested apart from: a split look
+#: (``least_runs`` of the group) would resolve it.
+SPLIT_ME = ("unresolved", "unassessable")
 
 
 @dataclass
@@ -64,8 +66,11 @@ class Evidence:
     without them: "slower" (significant, Holm, and beyond the threshold), "faster" (the
     interval ends below 1), "not slower" (it ends below the threshold), "inconclusive", or
     "untested", or "unresolved" (kept only with a slower group never split: no ratio of its
-    own, ``group`` names the group), or "either" (kept as one of an either-or pair, the
-    nicer: the ratio is the set's without both, ``group`` names the pair, tune/either.py)."""
+    own, ``group`` names the group), or "unassessable" (kept with a group never varied apart
+    whose drop was not slower: its members may do nothing or cancel; no ratio, ``group``
+    names it), or "either" (kept as one of an either-or pair, the nicer, ``group`` names
+    the pair, tune/either.py), or "alternative" (not kept: the other of such a pair, needed
+    only without the nicer)."""
 
     factors: list[str]
     kept: bool
@@ -99,7 +104,7 @@ def shortfall(evidence: list[Evidence]) -> int:
             se = math.log(e.ci_high / e.ci_low) / (2 * z_quantile(e.confidence))
             more.append(math.ceil(e.runs * (Z95 * se / math.log1p(MARGIN)) ** 2) - e.runs)
     untested = sum(e.verdict == "untested" for e in evidence)
-    groups = {tuple(e.group) for e in evidence if e.verdict == "unresolved" and e.group}
+    groups = {tuple(e.group) for e in evidence if e.verdict in SPLIT_ME and e.group}
     split = sum(least_runs(len(g)) for g in groups)
     return max(more) + (least_runs(untested) if untested else 0) + split
 
@@ -108,7 +113,7 @@ def resolve_runs(e: Evidence, evidence: list[Evidence]) -> int:
     """About how many knock-out runs would resolve one member kept without being shown
     needed: its inconclusive interval narrowed to a ``MARGIN`` cost, its group split, or a
     look at every untested member. An estimate."""
-    if e.verdict == "unresolved" and e.group:
+    if e.verdict in SPLIT_ME and e.group:
         return least_runs(len(e.group))
     if e.verdict == "untested":
         return least_runs(sum(x.verdict == "untested" for x in evidence))
@@ -151,6 +156,7 @@ def local_rows(
     groups: list[list[str]],
     search_n: int,
     borrow: bool = True,
+    reach: int = REACH,
 ) -> Local:
     """The runs of ``seen`` near ``best``: a group dropped whole or kept whole, at most
     ``REACH`` other differences; a search run (one of the first ``search_n``) also drops at
@@ -163,7 +169,7 @@ def local_rows(
         if any(r and set(g) & s for r, g in zip(row, groups, strict=True)):
             continue  # part of a group dropped: not a knock-out of the group
         other = (best - members - s) | (s - best)
-        if len(other) > REACH or (i < search_n and sum(row) + len(other) > REACH):
+        if len(other) > reach or (i < search_n and sum(row) + len(other) > reach):
             continue
         if i < search_n and not borrow:
             continue
@@ -192,13 +198,14 @@ def missing(
     groups: list[list[str]],
     n: int,
     fixed: list[list[str]] | None = None,
+    reach: int = REACH,
 ) -> int:
     """New runs a look at ``groups`` needs beyond the runs near ``best`` already seen (the
     ``fixed`` groups, settled by earlier looks, are columns of the model too)."""
     if not groups:
         return 0
     cols = [*(fixed or []), *groups]
-    return min(_short(local_rows(seen, best, cols, n, b), len(cols)) for b in (True, False))
+    return min(_short(local_rows(seen, best, cols, n, b, reach), len(cols)) for b in (True, False))
 
 
 def _short(local: Local, m: int) -> int:
@@ -216,14 +223,17 @@ def look(
     search_n: int,
     presumed: frozenset[str],
     rng: np.random.Generator,
+    alpha: float = LOOK_ALPHA,
+    prior: dict[str, int] | None = None,
+    reach: int = REACH,
 ) -> list[Evidence]:
     """One look: ``runs`` new knock-out runs of ``groups`` (``measure`` runs the design's rows
     and returns the sets and times, which are appended to ``seen``), then the local model on
     every run near ``best``, the search's pick; the groups earlier looks settled (``fixed``)
     are columns too, not tested again, so every earlier run stays in the model. Each group's
     drop cost (time without ÷ with) gets its interval at the look's level; "slower" needs the
-    one-sided test significant (Holm over the groups at LOOK_ALPHA) and the estimate
-    beyond the practical ``THRESHOLD`` (compare's rule).
+    one-sided test significant (``ordered_tests`` at ``alpha``, the look's level) and the
+    estimate beyond the practical ``THRESHOLD`` (compare's rule).
     ``kept`` is what the reduction does if this is the last look: a group stays if it is
     slower, untested, or inconclusive where the look was blind to a ``MARGIN`` cost (its 95%
     interval wider than that either side) or ``presumed`` needed by the search with an
@@ -234,7 +244,7 @@ def look(
         seen += measure(knockout_design(m, runs, rng))
     # the search's near runs help only if they bring more runs than other columns
     cols = [*fixed, *groups]
-    local = local_rows(seen, best, cols, search_n)
+    local = local_rows(seen, best, cols, search_n, reach=reach)
     if _short(local, len(cols)):
         local = local_rows(seen, best, cols, search_n, borrow=False)
     n, first = len(local.y), 1 + local.extra + len(fixed)
@@ -253,8 +263,7 @@ def look(
     df = float(fit.df_resid)
     ok = np.array(est) & np.isfinite(se) & (se > 0) & (df > 0)
     p = np.where(ok, t_sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
-    alpha = LOOK_ALPHA
-    adjusted, decided = adjust(list(p), "holm", alpha)
+    adjusted, decided = ordered_tests(list(p), groups, alpha, prior)
     q = float(t_ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
     bound = math.log1p(THRESHOLD)
     out = []
@@ -277,7 +286,7 @@ def look(
         doubt = "blind" if blind else "presumed" if set(g) <= presumed and cost[j] >= bound else ""
         kept = verdict == "slower" or (verdict == "inconclusive" and bool(doubt))
         r, lo_r, hi_r = math.exp(cost[j]), math.exp(lo), math.exp(hi)
-        why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt)
+        why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt, alpha)
         out.append(Evidence(g, kept, verdict, r, lo_r, hi_r, 1 - 2 * alpha, n, why))
     return out
 
@@ -355,10 +364,11 @@ def _reason(
     n: int,
     n_out: int,
     doubt: str = "",
+    alpha: float = LOOK_ALPHA,
 ) -> str:
     r, lo, hi = ratio
-    level = f"{1 - 2 * LOOK_ALPHA:.1%}"  # the look's level: its ends are the tests
-    ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, Holm p {p:.3g}, {n} runs"
+    level = f"{1 - 2 * alpha:.1%}"  # the look's level: its ends are the tests
+    ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, adjusted p {p:.3g}, {n} runs"
     ci += f", {n_out} outlier(s) left out" if n_out else ""
     if kept and verdict == "slower":
         return f"kept: the set is slower without it ({ci})"

@@ -30,9 +30,9 @@ import statsmodels.api as sm
 
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
-from perflab.tune.either import pairs
+from perflab.tune.either import pairs, substitutes
 from perflab.tune.knockout import (
-    LOOKS,
+    REACH,
     THRESHOLD,
     Evidence,
     drop_sets,
@@ -40,6 +40,8 @@ from perflab.tune.knockout import (
     look,
     missing,
 )
+from perflab.tune.spending import ALPHA, LOOKS, SPLIT_SHARE, spend
+from perflab.tune.verdicts import unassessable, unresolved
 
 __all__ = [
     "THRESHOLD",
@@ -109,6 +111,7 @@ def reduce(
     runs: int,
     rng: np.random.Generator,
     spare: int = 0,
+    reach: int = REACH,
 ) -> tuple[set[str], list[Evidence]]:
     """The members of ``best`` the data do not show unneeded (the fastest set the reduction
     keeps), and the evidence for each, from at most ``runs`` new runs in up to ``LOOKS``
@@ -130,13 +133,19 @@ def reduce(
     if len(weak) in (1, len(order)):  # nothing to group, or no evidence to group by
         weak = []
     p_of = dict(order)
+    # the fallback tests' order (knockout.ordered_tests): most supported by the search first
+    prior = {f: i for i, (f, _) in enumerate(reversed(order))}
     open_ = leaning(weak, p_of) + [[f] for f, _ in order if f not in weak]
     presumed = frozenset(f for f, p in order if p <= STRONG_P)
     seen = list(obs)  # a copy: ``obs`` may be the search's own list, which measuring extends
     start = len(seen)
     current, settled = set(best), []
     # a short budget tests the least supported first: the rest stay, untested, and say so
-    fits = [m for m in range(len(open_) + 1) if missing(seen, best, open_[:m], start) <= runs]
+    fits = [
+        m
+        for m in range(len(open_) + 1)
+        if missing(seen, best, open_[:m], start, None, reach) <= runs
+    ]
     for g in open_[max(fits) :]:
         why = f"kept, not tested: {runs} runs test only the {max(fits)} least supported; "
         why += f"the search's runs give it p {p_of[g[0]]:.2g} of saving time"
@@ -146,9 +155,11 @@ def reduce(
     lost = [0]  # runs of the looks that failed
     budget, split = runs, False  # split: open_ holds a slower group's members
     parent: dict[str, Evidence] = {}  # a split member: its group's evidence
+    spent = 0.0  # the level the ordinary looks have used (knockout.spend)
+    reserve_used = False  # the first split look's share, SPLIT_SHARE of ALPHA
     for k in range(LOOKS + 1):
         used = len(seen) - start + lost[0]
-        need = missing(seen, best, open_, start, fixed)
+        need = missing(seen, best, open_, start, fixed, reach)
         if split and need > budget - used:
             # splitting is the budget's first call: up to ``spare`` runs beyond ``runs``
             budget = min(runs + spare, used + max(need, 2 * least_runs(len(open_))))
@@ -157,6 +168,11 @@ def reduce(
             break
         chunk = min(left, max(need, left // max(1, LOOKS - k)))
         last = k >= LOOKS - 1 or chunk == left
+        plain = spend(chunk / max(1, runs), spent, k, last)
+        alpha = plain + (SPLIT_SHARE * ALPHA if split and not reserve_used else 0.0)
+        if alpha <= 1e-9:
+            break
+        spent, reserve_used = spent + plain, reserve_used or split
 
         def measure(design: np.ndarray, ref: set[str] = current, g: list = open_) -> list:
             sets = drop_sets(ref, g, design, lambda b, d: without(b, d, cons))
@@ -167,14 +183,15 @@ def reduce(
             return [(s_, y) for s_, y in got if math.isfinite(y) and y > 0]
 
         # the model stays around the search's pick: every run so far is near it
-        evidence = look(best, open_, fixed, seen, measure, chunk, start, presumed, rng)
+        evidence = look(
+            best, open_, fixed, seen, measure, chunk, start, presumed, rng, alpha, prior, reach
+        )
         open_, slower, mixed = [], [], []
         for e in evidence:
             if len(e.factors) > 1 and not last and e.verdict in ("faster", "not slower"):
                 mixed.append(e)  # a member that helps may hide behind one that harms
             elif e.verdict in ("faster", "not slower") or (last and not e.kept):
-                current = without(current, e.factors, cons)
-                settled.append(e)
+                current = go(current, e, seen, settled, cons)
                 fixed.append(e.factors)
             elif e.verdict == "slower" and len(e.factors) > 1:
                 slower.append(e)
@@ -186,16 +203,15 @@ def reduce(
         used = len(seen) - start + lost[0]
         parts = [[f] for e in slower for f in e.factors]
         split_too = [[f] for e in mixed for f in e.factors]
-        if mixed and missing(seen, best, [*open_, *parts, *split_too], start, fixed) <= runs - used:
+        wanted = [*open_, *parts, *split_too]
+        if mixed and missing(seen, best, wanted, start, fixed, reach) <= runs - used:
             open_ += split_too  # within the reduction's own runs: splitting takes no spare
         else:
             for e in mixed:
-                current = without(current, e.factors, cons)
-                settled.append(e)
+                current = go(current, e, seen, settled, cons)
                 fixed.append(e.factors)
-        more = missing(
-            seen, best, [*open_, *([f] for e in slower for f in e.factors)], start, fixed
-        )
+        parts = [*open_, *([f] for e in slower for f in e.factors)]
+        more = missing(seen, best, parts, start, fixed, reach)
         avail = runs + spare - used
         if slower and k < LOOKS and (not last or 0 < more <= avail or (more == 0 < avail)):
             open_ += [[f] for e in slower for f in e.factors]
@@ -215,7 +231,7 @@ def reduce(
         else:
             why = "kept, not tested: the runs ran out before its look"
             settled.append(Evidence(g, True, "untested", reason=why))
-    current, settled = either_or(best, current, settled, seen, start, cons)
+    current, settled = either_or(best, current, settled, seen, start, cons, reach)
     return without(current, set(), cons), settled
 
 
@@ -236,16 +252,22 @@ def either_or(
     seen: list[tuple[frozenset[str], float]],
     start: int,
     cons: Constraints,
+    reach: int = REACH,
 ) -> tuple[set[str], list[Evidence]]:
     """Members dropped alone whose pair the set is slower without (tune/either.py): the
     nicer of each such pair comes back as "either A or B", shown needed as an alternative."""
-    dropped = [e.factors[0] for e in settled if not e.kept and len(e.factors) == 1]
+    current, settled = _substitutes(best, current, settled, seen, start, cons, reach)
+    dropped = [
+        e.factors[0]
+        for e in settled
+        if not e.kept and len(e.factors) == 1 and e.verdict != "alternative"
+    ]
     if len(dropped) < 2:
         return current, settled
     alone = {e.factors[0]: e.ratio or 1.0 for e in settled if len(e.factors) == 1}
     by = {e.factors[0]: i for i, e in enumerate(settled) if len(e.factors) == 1}
     taken: set[str] = set()
-    for q in pairs(seen, best, sorted(best), dropped, start):
+    for q in pairs(seen, best, sorted(best), dropped, start, reach):
         if {q.a, q.b} & taken:
             continue
         # the nicer (cheaper category) of the two; at a tie the one costlier to drop alone
@@ -269,20 +291,66 @@ def either_or(
     return current, settled
 
 
-def unresolved(e: Evidence) -> list[Evidence]:
-    """A group shown slower whose members were never tested alone: each member is kept with
-    the group, not resolved; the group's ratio stays the group's (in the reason), never the
-    member's own, and a split look of ``least_runs(len(group))`` runs would resolve it."""
-    group = ", ".join(e.factors)
-    ci = f"{e.ratio:.3f}x, CI {e.ci_low:.3f}-{e.ci_high:.3f}, {e.runs} runs"
-    out = []
-    for f in e.factors:
-        why = (
-            f"kept with {{{group}}}, not resolved: the group as a whole is slower without it "
-            f"(the group's ratio {ci}); {f} alone was never tested, so its own need is unknown"
+def _substitutes(
+    best: set[str],
+    current: set[str],
+    settled: list[Evidence],
+    seen: list[tuple[frozenset[str], float]],
+    start: int,
+    cons: Constraints,
+    reach: int = REACH,
+) -> tuple[set[str], list[Evidence]]:
+    """Members each shown needed that are substitutes (tune/either.py ``substitutes``: the
+    set is slower without both, not without either alone): the nicer stays as "either A or
+    B", the other leaves the set as its ``alternative`` (not needed beside the nicer)."""
+    slower = [e.factors[0] for e in settled if e.verdict == "slower" and len(e.factors) == 1]
+    if len(slower) < 2:
+        return current, settled
+    by = {e.factors[0]: i for i, e in enumerate(settled) if len(e.factors) == 1}
+    ratio = {f: settled[by[f]].ratio or 1.0 for f in slower}
+    taken: set[str] = set()
+    for q in substitutes(seen, best, sorted(best), slower, start, reach):
+        if {q.a, q.b} & taken:
+            continue
+        nicer, other = sorted((q.a, q.b), key=lambda f: (rank(f, cons), -round(ratio[f], 9)))
+        if not cons.ok(without(current, {other}, cons) | {nicer}):
+            continue
+        taken |= {q.a, q.b}
+        current = without(current, {other}, cons)
+        ci = f"{q.confidence:.1%} CI {q.ci_low:.3f}-{q.ci_high:.3f}, Holm p {q.p:.3g}"
+        said = (
+            f"the set is slower without both ({q.ratio:.3f}x the time, {ci}, {q.runs} runs, "
+            f"{q.both} without both) but, with their own term in the model, not without either "
+            f"alone: either is enough"
         )
-        out.append(Evidence([f], True, "unresolved", runs=0, reason=why, group=list(e.factors)))
-    return out
+        settled[by[nicer]] = replace(
+            settled[by[nicer]], verdict="either", group=[nicer, other],
+            reason=f"kept as either {nicer} or {other}: {said}; {nicer} is the nicer",
+        )  # fmt: skip
+        settled[by[other]] = replace(
+            settled[by[other]], kept=False, verdict="alternative", group=[nicer, other],
+            reason=f"an alternative to {nicer}, not needed beside it: {said}",
+        )  # fmt: skip
+    return current, settled
+
+
+def go(
+    current: set[str],
+    e: Evidence,
+    seen: list[tuple[frozenset[str], float]],
+    settled: list[Evidence],
+    cons: Constraints,
+) -> set[str]:
+    """A group the last look would drop: it goes, unless it has several members that were
+    never varied apart (in no run was one of them without the others): then its drop cannot
+    tell members that do nothing from members that cancel (one helps, another harms), and
+    each is kept, "unassessable", beside the recommended set with no claim of its own."""
+    together = all(len(s & set(e.factors)) in (0, len(e.factors)) for s, _ in seen)
+    if len(e.factors) > 1 and together:
+        settled += unassessable(e)
+        return current
+    settled.append(e)
+    return without(current, e.factors, cons)
 
 
 def shown_needed(kept: set[str], evidence: list[Evidence], cons: Constraints) -> set[str]:

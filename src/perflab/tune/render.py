@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+#: Verdicts printed as themselves (neither a kept nor a dropped claim of the member's own).
+SHOWN_AS_SUCH = ("unresolved", "unassessable", "alternative")
+
 
 def _ratio(m: dict[str, Any]) -> str:
     if m.get("exact"):  # a deterministic score: an interval of width 0 would be invented
@@ -64,10 +67,12 @@ def render(result: dict[str, Any]) -> str:
         lines.append("evidence (time without it / with it; a factor stays if measurably slower "
                      "without it):")  # fmt: skip
         for e in result["evidence"]:
-            state = "unresolved" if e["verdict"] == "unresolved" else (
+            state = e["verdict"] if e["verdict"] in SHOWN_AS_SUCH else (
                 "kept" if e["kept"] else "dropped"
             )  # fmt: skip
             lines.append(f"  {state:7s} {', '.join(e['factors'])}: {e['reason']}")
+    for a in result.get("alternatives", []):
+        lines.append(f"alternative: {a['factor']} instead of {a['instead_of']} (either is enough)")
     if result.get("not_shown_needed"):
         lines.append(
             f"not shown needed (liked by the search, not in the recommended set: the budget "
