@@ -160,18 +160,7 @@ def _new_record(prepared: Prepared, run_id: str) -> RunRecord:
     env = envinfo.snapshot(packages, spec.python)
     if prepared.venv is not None:
         env["venv"] = dict(prepared.venv)
-    return RunRecord(
-        run_id=run_id,
-        campaign=spec.campaign,
-        started_at=_now(),
-        ended_at="",
-        target=spec.target,
-        workload=spec.workload,
-        params=dict(spec.params),
-        treatments=sorted(spec.treatments),
-        status="ok",
-        env=env,
-    )
+    return RunRecord.of(spec, run_id, "ok", _now(), "", env=env)
 
 
 def _job(prepared: Prepared, run_dir: Path) -> dict[str, Any]:

@@ -6,7 +6,10 @@ import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from perflab.spec import RunSpec
 
 STATUSES = ("ok", "failed", "timeout")
 
@@ -165,6 +168,17 @@ class RunRecord:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=False)
+
+    @classmethod
+    def of(cls, spec: RunSpec, run_id: str, status: str, started_at: str, ended_at: str,
+           **fields: Any) -> RunRecord:  # fmt: skip
+        """A record of a run of ``spec``: what ran (campaign, target, workload, parameters,
+        treatments, as the spec says) and ``fields``."""
+        return cls(
+            run_id=run_id, started_at=started_at, ended_at=ended_at, target=spec.target,
+            workload=spec.workload, status=status, campaign=spec.campaign,
+            params=dict(spec.params), treatments=sorted(spec.treatments), **fields,
+        )  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunRecord:

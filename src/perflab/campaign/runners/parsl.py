@@ -243,17 +243,12 @@ class _Lost:
     def record(self, slurm_said: str) -> RunRecord:
         said = slurm_said or f"Slurm named no ended job on {self.host or 'its node'}"
         cause = f"lost with its Slurm job: {said} ({self.error}); measured again"
-        spec = self.spec
-        return RunRecord(
-            run_id=uuid.uuid4().hex[:16],
-            campaign=spec.campaign,
-            started_at=self.when,
-            ended_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-            target=spec.target,
-            workload=spec.workload,
-            params=dict(spec.params),
-            treatments=sorted(spec.treatments),
-            status="failed",
+        return RunRecord.of(
+            self.spec,
+            uuid.uuid4().hex[:16],
+            "failed",
+            self.when,
+            datetime.now(UTC).isoformat(timespec="milliseconds"),
             error=cause,
             measurement={"infrastructure": cause},
             env={"runner": {"name": "parsl", "scheduler": "slurm"}, "batch": {"node": self.host}},
@@ -271,16 +266,12 @@ def _result(fut: Future[Any], spec: RunSpec, slurm_reason: str) -> RunRecord | N
                 print(f"perflab: a run was not measured ({exc}); resume to retry")
                 return None
     now = datetime.now(UTC).isoformat(timespec="milliseconds")
-    return RunRecord(
-        run_id=uuid.uuid4().hex[:16],
-        campaign=spec.campaign,
-        started_at=now,
-        ended_at=now,
-        target=spec.target,
-        workload=spec.workload,
-        params=dict(spec.params),
-        treatments=sorted(spec.treatments),
-        status="failed",
+    return RunRecord.of(
+        spec,
+        uuid.uuid4().hex[:16],
+        "failed",
+        now,
+        now,
         error=f"lost with its Slurm job: {slurm_reason}",
         env={"runner": {"name": "parsl", "scheduler": "slurm"}},
     )

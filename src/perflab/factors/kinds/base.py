@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -50,6 +51,19 @@ class FactorKind:
         """``spec`` with the (level-substituted) effect in force: a new spec (RunSpec is
         frozen; ``dataclasses.replace``), the nested tables copied where they change."""
         raise NotImplementedError
+
+
+class TableKind(FactorKind):
+    """A kind whose value is a table laid over one of the spec's tables (``field``)."""
+
+    field: ClassVar[str] = ""
+
+    def parse(self, factor: str, key: str, value: Any, where: str, base_dir: Path) -> Any:
+        return expect_table(value, where, key)
+
+    def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
+        laid: dict[str, Any] = {self.field: {**getattr(spec, self.field), **value}}
+        return replace(spec, **laid)
 
 
 def expect_table(value: Any, where: str, key: str) -> dict[str, Any]:
