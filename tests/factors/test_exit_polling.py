@@ -4,6 +4,7 @@ is gone."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from perflab.factors.catalog import load_catalogs
@@ -79,8 +81,12 @@ def test_the_interchange_ends_when_its_killed_workflow_is_gone(tmp_path: Path) -
         [sys.executable, str(script), str(tmp_path / "runinfo")],
         env=env, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
+    kids: list[psutil.Process] = []
     try:
         assert wf.stdout is not None and wf.stdout.readline().strip() == "1"
+        # the workflow's own children too (a multiprocessing child of Parsl's outlives the
+        # SIGKILL): psutil signals a PID only while it is still the same process
+        kids = psutil.Process(wf.pid).children(recursive=True)
         [(ich, args)] = [(p, a) for p, a in _children(wf.pid) if "interchange" in a]
         os.kill(wf.pid, signal.SIGKILL)
         wf.wait()
@@ -92,9 +98,12 @@ def test_the_interchange_ends_when_its_killed_workflow_is_gone(tmp_path: Path) -
         wf.kill()
         wf.wait()
         # LocalProvider starts the worker pool detached (its parent is not the workflow):
-        # everything whose command line names this test's folder goes, by PID
+        # everything whose command line names this test's folder goes, with its workers
+        # (multiprocessing children that name nothing), by PID while still the same process
         for pid in _naming(str(tmp_path)):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            with contextlib.suppress(psutil.Error):
+                proc = psutil.Process(pid)
+                kids += [proc, *proc.children(recursive=True)]
+        for kid in kids:
+            with contextlib.suppress(psutil.Error):
+                kid.kill()
