@@ -156,7 +156,7 @@ def test_closed_form_studentized_residuals_equal_statsmodels_refits(seed: int) -
     a relative 1e-6, wherever a run is not alone in its column (those are not tested)."""
     import statsmodels.api as sm
 
-    from perflab.tune.knockout import studentized_external
+    from perflab.analysis.stats import studentized_external
 
     rng = np.random.default_rng(seed)
     n, p = int(rng.integers(8, 60)), int(rng.integers(2, 8))

@@ -27,7 +27,15 @@ import numpy as np
 import statsmodels.api as sm
 
 from perflab.analysis.exact import EXACT_RTOL
-from perflab.analysis.stats import Z95, bonferroni, bonferroni_level, t_ppf, t_sf, z_quantile
+from perflab.analysis.stats import (
+    Z95,
+    bonferroni,
+    bonferroni_level,
+    studentized_external,
+    t_ppf,
+    t_sf,
+    z_quantile,
+)
 from perflab.tune.spending import ALPHA, LOOKS, ordered_tests
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
@@ -338,28 +346,11 @@ def robust_fit(m: np.ndarray, y: np.ndarray) -> tuple[Any, int]:
             # statsmodels' outlier_test(method="bonf"), its correction from the one home
             r, hat = studentized_external(fit)
             out = bonferroni(2 * t_sf(r, fit.df_resid - 1), len(y)) < 0.05
-            # a run alone in its column (leverage 1) fits exactly: its studentized residual
-            # is 0/0, float noise that must not decide anything
-            out &= hat < 1 - 1e-8
+            out &= hat < 1 - 1e-8  # a run alone in its column fits exactly: 0/0 is noise
             if out.any() and fit.df_resid - out.sum() > 0 and _still_tests(m, ~out):
                 keep = ~out
                 fit = sm.OLS(y[keep], m[keep]).fit()
     return fit, int((~keep).sum())
-
-
-def studentized_external(fit: Any) -> tuple[np.ndarray, np.ndarray]:
-    """|externally studentized residuals| and leverages of an OLS fit, in closed form:
-    statsmodels' ``resid_studentized_external`` refits the model once per run (n fits, most
-    of a tune's reduction time); leaving run i out gives the residual variance
-    ``(df s² − e_i²/(1 − h_i)) / (df − 1)`` without a refit. Equal to statsmodels' to float
-    rounding (``tests/tune/test_knockout.py``)."""
-    hat = np.asarray(fit.get_influence().hat_matrix_diag)
-    e = np.asarray(fit.resid)
-    df = float(fit.df_resid)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s2_i = (float(np.sum(e**2)) - e**2 / (1 - hat)) / (df - 1)
-        r = np.abs(e / np.sqrt(s2_i * (1 - hat)))
-    return r, hat
 
 
 def _still_tests(m: np.ndarray, keep: np.ndarray) -> bool:
