@@ -32,13 +32,19 @@ def _fake_compare(seen: list[RunSpec], ratio: float) -> Any:
     return compare
 
 
-def test_each_group_is_reverted_measured_kept_and_reused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], tuple[Path, Path]]:
+    """A toy clone whose third commit slows ``COST`` 1.5x, and the trees of commits 2 and 3."""
     monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / "home"))
     shas = make_repo(tmp_path / "clone", n=3, planted={2: 1.5})
     trees = (tree(tmp_path / "clone", shas[1], tmp_path / "t"),
              tree(tmp_path / "clone", shas[2], tmp_path / "t"))  # fmt: skip
+    return shas, trees
+
+
+def test_each_group_is_reverted_measured_kept_and_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shas, trees = _clone(tmp_path, monkeypatch)
     spec_b = RunSpec(command="true", sources={"toybis": str(trees[1])})
     seen: list[RunSpec] = []
     monkeypatch.setattr(onward, "compare_points", _fake_compare(seen, 1 / 1.5))
@@ -62,10 +68,7 @@ def test_each_group_is_reverted_measured_kept_and_reused(
 def test_a_revert_that_does_not_apply_is_named_and_no_run_is_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / "home"))
-    shas = make_repo(tmp_path / "clone", n=3, planted={2: 1.5})
-    trees = (tree(tmp_path / "clone", shas[1], tmp_path / "t"),
-             tree(tmp_path / "clone", shas[2], tmp_path / "t"))  # fmt: skip
+    shas, trees = _clone(tmp_path, monkeypatch)
     seen: list[RunSpec] = []
     monkeypatch.setattr(onward, "compare_points", _fake_compare(seen, 1.0))
     # B's spec runs a tree whose core has no COST left to set back
