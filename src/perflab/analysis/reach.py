@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab.analysis.exact import EXACT_RTOL
 from perflab.analysis.setstats import keys_of
 from perflab.analysis.sizing import duration, half_width, pairs_needed
 from perflab.errors import PerflabError
@@ -27,6 +28,9 @@ DEFAULT_TARGET = 0.05
 LEVEL = 0.05
 #: Effects the per-effect line names (the JSON has every one).
 SHOWN = 8
+#: Why exact data have no precision to reach: every set's runs give the same value, so an
+#: interval has zero width by construction, not by measurement (analysis/exact.py).
+EXACT_WHY = "exact data: every set's runs identical, no interval to narrow"
 
 
 def run_seconds(t: np.ndarray) -> float | None:
@@ -69,6 +73,9 @@ def reach(
         return _without(out, "no set was run twice: the run-to-run variance is not measured")
     var = float(lss.sum()) / df
     out.update({"pooled_sd_log": math.sqrt(var), "df": df})
+    if math.sqrt(var) <= EXACT_RTOL:  # the log scale: a residual is already relative
+        out["exact"] = True
+        return _without(out, EXACT_WHY, head="precision per hour")
     names = factors or [s["set"] for s in out["sets"]]
     unit = _unit_variances(x[first], n, factors)
     for name, c in zip(names, unit, strict=True):
@@ -133,8 +140,10 @@ def design_scale(x: np.ndarray, factors: list[str]) -> float:
     return max(known) / 2
 
 
-def _without(out: dict[str, Any], why: str) -> dict[str, Any]:
-    out.update({"why_not": why, "lines": [f"precision per hour: not known ({why})"]})
+def _without(
+    out: dict[str, Any], why: str, head: str = "precision per hour: not known"
+) -> dict[str, Any]:
+    out.update({"why_not": why, "lines": [f"{head} ({why})"]})
     return out
 
 

@@ -32,6 +32,9 @@ class Source:
     cause: str = ""  # the last failed run's error (a campaign's; a CSV has none)
     #: runs that overlapped on one host (``hostshare.summary``; a CSV's are not judged)
     shared_hosts: dict[str, Any] = field(default_factory=hostshare.unjudged)
+    #: The CI half-width the campaign was created for (``campaign create --precision``;
+    #: None: none stored, or a CSV)
+    precision: float | None = None
 
     def dataset(self, metric: str = "us_per_task") -> Dataset:
         """The analysis dataset of the ok runs with a value of ``metric``."""
@@ -67,7 +70,7 @@ def open_source(source: str, store_path: str | None = None, metric: str = "us_pe
     meta = StudyMeta(sequences=definition.sequences, **study_meta(catalog, definition.factors))
     errors = [r.error for r in records if r.status != "ok" and r.error]
     cause = errors[-1].strip().splitlines()[-1] if errors else ""
-    return Source(source, runs, definition.factors, meta, cause, shared)
+    return Source(source, runs, definition.factors, meta, cause, shared, definition.precision)
 
 
 def load(source: str, store_path: str | None = None, metric: str = "us_per_task") -> Dataset:

@@ -13,7 +13,7 @@ import jinja2
 import pandas as pd
 
 from perflab.analysis.data import Dataset
-from perflab.analysis.reach import reach, run_seconds
+from perflab.analysis.reach import DEFAULT_TARGET, reach, run_seconds
 from perflab.files import atomic_write
 from perflab.report.assemble import build
 from perflab.report.interactive import write_interactive
@@ -34,13 +34,15 @@ def write_report(
     without: list[str] | None = None,
     before_after: list[tuple[str, str | None]] | None = None,
     shared_hosts: dict[str, Any] | None = None,
+    target: float | None = None,
 ) -> Path:
     """Analyse, draw every figure, and write ``out_dir/report.html`` (+ figures/,
     analysis.json). ``before_after``: extra before/after scatters, each (factor, the factor
     to colour by or None); an unknown factor raises PerflabError before anything is written.
     ``shared_hosts``: the campaign's runs that overlapped on one host (``hostshare.summary``),
     kept in analysis.json and warned on the page. analysis.json's ``precision`` is the
-    precision per hour (``reach``), a run's cost the median gap between run starts."""
+    precision per hour (``reach``) against ``target`` (the campaign's ``--precision``; None:
+    ``reach.DEFAULT_TARGET``), a run's cost the median gap between run starts."""
     t0 = time.perf_counter()
     out = Path(out_dir)
     ctx = build(ds, runs, without, before_after=before_after)
@@ -62,7 +64,8 @@ def write_report(
     if shared_hosts is not None:
         a = {**a, "shared_hosts": shared_hosts}
     # beside the analysis contract, as shared_hosts: a run's wall time is the report's
-    a = {**a, "precision": reach(ds.y, ds.x, ds.factors, run_seconds(ds.t))}
+    reached = reach(ds.y, ds.x, ds.factors, run_seconds(ds.t), target or DEFAULT_TARGET)
+    a = {**a, "precision": reached}
     (out / "analysis.json").write_text(json.dumps(a, default=float, indent=1))
     warn = [shared_hosts["warning"]] if shared_hosts and shared_hosts["warning"] else []
     if a["noise"]["noisy_sets"]:
