@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ from perflab.cli.precise import max_time_option, plan_for, precision_option, siz
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare.gate import DERIVED
 from perflab.compare.history import Release, history_figure, run_history
+from perflab.compare.history_seq import StepPlan
+from perflab.compare.precision import Plan
 from perflab.compare.render import history_html, history_markdown, print_history
 from perflab.errors import PerflabError, Unanswerable
 from perflab.files import atomic_write
@@ -89,12 +92,13 @@ def history(
     spec = base_spec(o)
     validate(spec)
     wanted = [v.strip() for v in versions.split(",") if v.strip()]
-    pl = None
+    pl, steps, budget = None, None, None
     if precision_target is not None:
         pl = plan_for(spec, by_metric, precision_target, max_time, alpha, max(2, len(wanted)))
         spec, runs = sized(spec, pl), pl.pairs
+        steps, budget = planned_steps(pl, len(wanted), alpha, max_time)
         if not as_json:
-            err_console.print(f"plan: {pl.line()}")
+            err_console.print(f"plan: {pl.line()}; each step stops once known")
 
     def prepared(s: RunSpec) -> Prepared:
         if not as_json:
@@ -105,10 +109,11 @@ def history(
         if not as_json:
             err_console.print(f"[dim]run {i}/{n} ({package} {rel.version}) …[/dim]")
 
-    hist = run_history(
-        package, wanted, spec, runs, by_metric, threshold, alpha, seed, prepared, progress
-    )
-    data = {**hist.to_dict(), **({"precision": {"plan": pl.to_dict()}} if pl else {})}
+    hist = run_history(package, wanted, spec, runs, by_metric, threshold, alpha, seed, prepared,
+                       progress, steps, budget or (lambda: False))  # fmt: skip
+    data = hist.to_dict()
+    if pl:
+        data["precision"] = {"plan": pl.to_dict(), **(hist.precision or {})}
     if output:
         out = Path(output)
         out.mkdir(parents=True, exist_ok=True)
@@ -122,6 +127,21 @@ def history(
         click.echo(json.dumps(data))
     else:
         print_history(hist)
+        for line in (hist.precision or {}).get("lines", []):
+            click.echo(line)
     why = hist.unanswered()
     if why:  # what was measured is shown and written; the gap is the exit code's
         raise Unanswerable(f"history {package}: {why}")
+
+
+def planned_steps(
+    pl: Plan, releases: int, alpha: float, max_time: float | None
+) -> tuple[StepPlan, Callable[[], bool]]:
+    """Each step's looks for a history planned as ``pl``, and the time budget's test for
+    ``run_history`` (a round of every release must fit in what is left of it)."""
+    from perflab.compare.history_seq import deadline, step_plan
+    from perflab.compare.planned import DEFAULT_MAX_TIME_S
+
+    limit = DEFAULT_MAX_TIME_S if max_time is None else max_time
+    round_s = pl.wall_s / max(1, pl.pairs)
+    return step_plan(pl, releases, alpha, limit), deadline(limit, round_s)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -60,16 +60,29 @@ def change_points(
     threshold: float = 0.05,
     alpha: float = 0.05,
     penalty: float | None = None,
+    decided: Mapping[tuple[str, str], Decision] | None = None,
 ) -> list[ChangePoint]:
     """Candidates from PELT, each checked by the gate between the two releases around it; a
     candidate is ``confirmed`` when the gate says faster or slower (alpha is split over the
-    k − 1 adjacent pairs that could have held a step)."""
+    k − 1 adjacent pairs that could have held a step).
+
+    ``decided`` (``history --precision``): the steps' own sequential decisions, by (before,
+    after), made at their looks' spent levels; a step stopped early is judged by its decision,
+    not tested again on data its stopping rule chose, and one it found faster or slower is a
+    change point whether PELT proposed it or not."""
     out = []
     level = bonferroni_level(alpha, len(labels) - 1)
     usable = [len(s) >= 2 for s in samples]
-    for i in candidates(samples, penalty):
+    found = set(candidates(samples, penalty))
+    for i in range(1, len(labels)):
+        d = (decided or {}).get((labels[i - 1], labels[i]))
+        if d is not None and d.different:
+            found.add(i)
+    for i in sorted(found):
         if not (usable[i - 1] and usable[i]):
             continue
-        dec = decide(samples[i - 1], samples[i], threshold, level, metric in HIGHER_IS_BETTER)
+        dec = (decided or {}).get((labels[i - 1], labels[i])) or decide(
+            samples[i - 1], samples[i], threshold, level, metric in HIGHER_IS_BETTER
+        )
         out.append(ChangePoint(i, labels[i - 1], labels[i], dec, dec.different))
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 from perflab.compare.changepoints import ChangePoint, change_points
 from perflab.compare.gate import Side, metric_value
+from perflab.compare.history_seq import StepPlan, run_rounds, summary
 from perflab.compare.stats import location
 from perflab.errors import PerflabError
 from perflab.factors.requirements import check_requirement
@@ -93,9 +95,13 @@ class History:
     change_points: list[ChangePoint]
     threshold: float
     alpha: float
+    #: ``history --precision``: what the early-stopping steps used and reached
+    #: (``history_seq.summary``); None: every planned run was made.
+    precision: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **({"precision": self.precision} if self.precision else {}),
             "package": self.package,
             "metric": self.metric,
             "threshold": self.threshold,
@@ -203,38 +209,60 @@ def run_history(
     seed: int = 0,
     prepare: Callable[[RunSpec], Prepared] | None = None,
     progress: Callable[[int, int, Release], None] | None = None,
+    planned: StepPlan | None = None,
+    out_of_time: Callable[[], bool] = lambda: False,
 ) -> History:
     """Measure ``runs`` runs of every release (rounds in random order) and find change points.
 
     ``prepare`` (default ``perflab.prepare.prepare``) makes each release ready (its private
-    venv) once, ahead of all runs; every run of the release reuses it."""
-    if runs < 2:
+    venv) once, ahead of all runs; every run of the release reuses it. ``planned``
+    (``history --precision``): each step stops early (``history_seq``), ``runs`` is ignored
+    and ``out_of_time`` says when another round would pass the time budget."""
+    if planned is None and runs < 2:
         raise PerflabError(f"--runs must be at least 2 per release (got {runs})")
     releases = release_specs(base, package, versions)
     for rel in releases:
         rel.ready(prepare)
-    rng = random.Random(seed)
-    total, done = runs * len(releases), 0
-    for _ in range(runs):
-        for rel in rng.sample(releases, len(releases)):
-            if rel.refused:  # counted as done: the progress total stays honest
-                done += 1
-                continue
-            done += 1
-            if progress:
-                progress(done, total, rel)
-            rec = measure(rel.ready())
-            rel.records.append(rec)
-            value = metric_value(rec, metric) if rec.status == "ok" else None
-            if value is not None and value > 0:
-                rel.values.append(value)
+    total = (runs if planned is None else planned.most) * len(releases)
+    done = 0
+
+    def measure_one(i: int) -> None:
+        nonlocal done
+        rel = releases[i]
+        done += 1
+        if rel.refused:  # counted as done: the progress total stays honest
+            return
+        if progress:
+            progress(done, total, rel)
+        rec = measure(rel.ready())
+        rel.records.append(rec)
+        value = metric_value(rec, metric) if rec.status == "ok" else None
+        if value is not None and value > 0:
+            rel.values.append(value)
+
+    t0 = time.monotonic()
+    steps = None
+    if planned is None:
+        rng = random.Random(seed)
+        for _ in range(runs):
+            for i in rng.sample(range(len(releases)), len(releases)):
+                measure_one(i)
+    else:
+        samples = [r.values for r in releases]
+        steps = run_rounds(samples, measure_one, planned, metric, threshold, seed, out_of_time)
     # a release with no value, or one too few for the gate, has no level to compare: it is
     # left out of the search, and a change point spans it (named by the releases around it)
     measured = [r for r in releases if r.usable]
-    cps = change_points(
-        [r.version for r in measured], [r.values for r in measured], metric, threshold, alpha
-    )
-    return History(package, metric, releases, cps, threshold, alpha)
+    labels = [r.version for r in releases]
+    decided = {(labels[s.before], labels[s.after]): s.decision
+               for s in steps or [] if s.decision is not None}  # fmt: skip
+    cps = change_points([r.version for r in measured], [r.values for r in measured], metric,
+                        threshold, alpha, decided=decided)  # fmt: skip
+    hist = History(package, metric, releases, cps, threshold, alpha)
+    if planned is not None and steps is not None:
+        used = sum(len(r.records) for r in releases)
+        hist.precision = summary(planned, steps, labels, used, alpha, time.monotonic() - t0)
+    return hist
 
 
 def step_x(order: list[str], before: str, after: str) -> float:

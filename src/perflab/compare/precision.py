@@ -254,6 +254,56 @@ class Reached:
     b: list[float]
 
 
+@dataclass(frozen=True)
+class Looks:
+    """A planned comparison's looks and stopping rule, shared by ``compare --precision``
+    (``run_planned``) and every verb that stops its comparisons early (history, explain).
+
+    ``levels`` (``precision_looks``): runs per side → the level the verdict is tested at;
+    they add up to the comparison's alpha. The sequence stops once the interval at
+    ``precision_level`` is within ±``target`` (from ``precision_from`` runs per side), or
+    the verdict is faster/slower, or at the last look."""
+
+    levels: dict[int, float]
+    target: float
+    precision_level: float
+    precision_from: int = 2
+
+    @property
+    def last(self) -> int:
+        return max(self.levels)
+
+    def due(self, n: int, late: bool = False) -> float | None:
+        """The level to test at ``n`` runs per side: the look's own; out of time (``late``),
+        the next look's that is not spent yet, so the levels still add up to at most alpha;
+        None: no look at ``n``."""
+        if n in self.levels:
+            return self.levels[n]
+        if late and 2 <= n < self.last:
+            return self.levels[min(k for k in self.levels if k > n)]
+        return None
+
+    def stop(self, dec: Decision, hw: float, n: int, late: bool = False) -> str | None:
+        """Why the sequence stops after a look with verdict ``dec`` and half-width ``hw``
+        at ``n`` runs per side (None: it goes on)."""
+        if hw <= self.target and n >= self.precision_from:
+            return "precision reached"
+        if dec.different:
+            return "decided"
+        if late or n >= self.last:
+            return "time budget" if late else "most runs"
+        return None
+
+    def spent(self, alpha: float) -> str:
+        """The sentence that states the error spent on looking more than once at ``alpha``."""
+        planned = max(self.levels, key=self.levels.__getitem__)
+        ks = ", ".join(f"{k} (planned)" if k == planned else str(k) for k in self.levels)
+        return (
+            f"looks at {ks} runs per side, at levels adding up to α = {alpha:.3g} "
+            f"({self.levels[planned]:.3g} at the planned look)"
+        )
+
+
 def run_planned(
     run_a: Callable[[], float],
     run_b: Callable[[], float],
@@ -270,34 +320,31 @@ def run_planned(
     ``precision_looks``): stop once the paired t interval at ``precision_level`` (the plan's)
     is within ±``target`` — a rule on the spread alone, as Chow–Robbins' fixed-width
     interval — or the verdict (at the look's spent level) is faster/slower: the answer is
-    known; else at the last look.
+    known; else at the last look (``Looks``).
     When ``out_of_time`` says so the sequence looks at once, at the level of the next look it
     has not spent (so the levels still add up to at most alpha), and stops. The spread is
     trusted from ``precision_from`` pairs on (half the plan's, so a lucky small sample of the
     first few pairs does not end it)."""
-    k_max = max(levels)
+    rule = Looks(levels, target, precision_level, precision_from)
     a: list[float] = []
     b: list[float] = []
-    for side in abba(k_max):
+    for side in abba(rule.last):
         values, run = (a, run_a) if side == "A" else (b, run_b)
-        if len(values) >= k_max:
+        if len(values) >= rule.last:
             continue
         values.append(run())
         n = len(a)
         if n != len(b):
             continue
         late = out_of_time() and n >= 2
-        if n not in levels and not late:
+        level = rule.due(n, late)
+        if level is None:
             continue
-        key = n if n in levels else min(k for k in levels if k > n)
-        dec = decide(a, b, threshold, levels[key], higher_is_better, paired=True)
+        dec = decide(a, b, threshold, level, higher_is_better, paired=True)
         hw = reached(a, b, precision_level)
         if on_look:
             on_look(dec, hw)
-        if hw <= target and n >= precision_from:
-            return Reached(dec, hw, "precision reached", a, b)
-        if dec.different:
-            return Reached(dec, hw, "decided", a, b)
-        if late or n >= k_max:
-            return Reached(dec, hw, "time budget" if late else "most runs", a, b)
+        why = rule.stop(dec, hw, n, late)
+        if why:
+            return Reached(dec, hw, why, a, b)
     raise AssertionError("the ABBA order ends at a look")
