@@ -326,12 +326,12 @@ def explain(
     store: Store | str | Path | None = None,
     output: str | Path | None = None,
     on_stage: Callable[[str, int], None] | None = None,
+    **early: Any,
 ) -> dict[str, Any]:
     """``perflab explain``: which changes between releases ``a`` and ``b`` of ``package``
-    (changed configuration defaults, changed functions on the measured path) cost how much
-    of the step between them, measured on ``spec``; the options are the verb's (see
-    ``explain.inputs.checked``). Writes explain.json/.md/.html into ``output`` when given;
-    returns the result (``explain.render.lines`` prints it). Resumable."""
+    cost how much of the step between them, measured on ``spec``; the options are the verb's
+    (``explain.inputs.checked``; ``early``: ``Setup.step_looks``/``step_budget``, the step's
+    early stop). Writes explain.json/.md/.html into ``output``; returns the result. Resumable."""
     import json
 
     from perflab.explain.driver import explain as run_explain
@@ -342,7 +342,7 @@ def explain(
 
     chosen = checked(Setup(
         name or "", package, a, b, spec, metrics or [], runs, screen_runs, alpha, threshold,
-        screen_alpha, modules, classes, safety, seed,
+        screen_alpha, modules, classes, safety, seed, **early,
     ))  # fmt: skip
     result = run_explain(lambda: open_store(store), chosen, on_stage)
     if output is not None:

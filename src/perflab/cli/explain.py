@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,9 @@ from perflab.cli.app import (
 )
 from perflab.cli.precise import max_time_option, plan_for, precision_option, sized
 from perflab.cli.spec_options import base_spec, run_options
+
+if TYPE_CHECKING:
+    from perflab.compare.precision import Looks, Plan
 
 
 @main.command()
@@ -119,18 +122,21 @@ def explain(
             err_console.print(f"[dim]{stage}: {pending} runs to go …[/dim]")
 
     spec, metrics = base_spec(o), names(o["by_metric"])
+    looks, budget = None, None
     if o["precision_target"] is not None:
         metric = (metrics or [spec.metric])[0]
         pl = plan_for(spec, metric, o["precision_target"], o["max_time"], o["alpha"])
         spec, o["runs"] = sized(spec, pl), pl.pairs
+        looks, budget = step_looks(pl, o["alpha"], o["max_time"])
         if not as_json:
-            err_console.print(f"plan of the step: {pl.line()}")
+            err_console.print(f"plan of the step: {pl.line()}; it stops once known")
     result = run_explain(
         package, rel_a, rel_b, spec, runs=o["runs"], metrics=metrics,
         name=name, screen_runs=o["screen_runs"], alpha=o["alpha"], threshold=o["threshold"],
         screen_alpha=o["screen_alpha"], modules=tuple(o["modules"]),
         classes=tuple(o["config_classes"]), safety=o["safety"], seed=o["seed"],
-        store=store_path, output=output or None, on_stage=on_stage,
+        store=store_path, output=output or None, on_stage=on_stage, step_looks=looks,
+        step_budget=budget,
     )  # fmt: skip
     if as_json:
         click.echo(json.dumps(result, default=str))
@@ -139,3 +145,13 @@ def explain(
             click.echo(line)
     if "failed" in result["verdict"]:  # runs failed: recorded, nothing explained
         sys.exit(1)
+
+
+def step_looks(pl: Plan, alpha: float, max_time: float | None) -> tuple[Looks, tuple[float, float]]:
+    """The step's looks (a history of two releases' one step: ``history_seq.step_plan``) and
+    its time budget (seconds, a round's planned seconds)."""
+    from perflab.compare.history_seq import step_plan
+    from perflab.compare.planned import DEFAULT_MAX_TIME_S
+
+    limit = DEFAULT_MAX_TIME_S if max_time is None else max_time
+    return step_plan(pl, 2, alpha, limit).looks, (limit, pl.wall_s / max(1, pl.pairs))

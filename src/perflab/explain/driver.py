@@ -19,11 +19,13 @@ from perflab.explain.plan import (
     add_module_revert,
     add_sources,
     contained,
+    made,
     make_plan,
     rounds,
     stage,
     value,
 )
+from perflab.explain.sequential import run_step
 
 #: Residual degrees of freedom the screen leaves for its error estimate.
 SCREEN_DF = 4
@@ -61,26 +63,17 @@ def explain(
         "safety": prep.safety,
         "stages": {},
     }
-    cat, every = prep.catalog, ["release_a", *prep.factors]
-    plan = rounds({A: ["release_a"], B: []}, setup.runs, setup.seed)
-    rows = stage(
-        store,
-        f"{setup.name}.0-step",
-        base,
-        cat,
-        every,
-        [s for _, _, s in plan],
-        {"explain": setup.name, "stage": "step"},
-        on_stage,
-    )
-    out["stages"]["step"] = len(rows)
-    step = _step(plan, rows, metric, setup)
+    step = _measure_step(store, setup, prep, on_stage)
+    out["stages"]["step"] = step.pop("rows")
     out["step"] = step
     if step.get("failed"):
         out["verdict"] = f"step failed: {step['failed']}"
         return _done(out, store, setup, t0)
     if not step["different"]:
-        out["verdict"] = "nothing to explain"
+        undecided = step.get("precision") and step["verdict"] == "inconclusive"
+        # an undecided step is not "nothing to explain": say that it stayed undecided, and why
+        out["verdict"] = f"step undecided ({step['precision']['stopped']})" if undecided else (
+            "nothing to explain")  # fmt: skip
         return _done(out, store, setup, t0)
     add_sources(setup, prep)
     _smoke(store, setup, prep, on_stage)
@@ -97,6 +90,37 @@ def explain(
     out["claimed"] = claimed
     out["verdict"] = "explained" if claimed else "not explained by any factor"
     return _done(out, store, setup, t0)
+
+
+def _measure_step(
+    store: Store, setup: Setup, prep: ExplainPlan, on_stage: OnStage | None
+) -> dict[str, Any]:
+    """The step stage: every planned round (``--runs``), or with ``setup.step_looks``
+    (``--precision``) round by round until it is known (``sequential.run_step``). The
+    step's decision, with its runs made in ``rows``."""
+    assert prep.base_b is not None
+    looks = setup.step_looks
+    plan = rounds({A: ["release_a"], B: []}, looks.last if looks else setup.runs, setup.seed)
+    sets = [s for _, _, s in plan]
+    name, info = f"{setup.name}.0-step", {"explain": setup.name, "stage": "step"}
+    every = ["release_a", *prep.factors]
+    if looks is None:
+        rows = stage(store, name, prep.base_b, prep.catalog, every, sets, info, on_stage)
+        return {**_step(plan, rows, metric_of(setup), setup), "rows": len(rows)}
+    made(store, name, prep.base_b, prep.catalog, every, sets, info)
+    budget, round_s = setup.step_budget or (math.inf, 0.0)
+    t0 = time.monotonic()
+
+    def out_of_time() -> bool:
+        return time.monotonic() - t0 + round_s > budget
+
+    rows, step = run_step(store, name, plan, setup, on_stage, out_of_time)
+    return {**step, "rows": sum(rec is not None for _, rec in rows)}
+
+
+def metric_of(setup: Setup) -> str:
+    """The metric that decides (the first of ``--by``)."""
+    return setup.metrics[0]
 
 
 def _done(out: dict[str, Any], store: Store, setup: Setup, t0: float) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from typing import Any
 from perflab.campaign.plan import create_ordered, run_campaign
 from perflab.campaign.store import Store
 from perflab.compare.gate import metric_value
+from perflab.compare.precision import Looks
 from perflab.errors import PerflabError
 from perflab.explain import defaults as dflt
 from perflab.explain import hunks
@@ -66,6 +67,10 @@ class Setup:
     classes: tuple[str, ...] = ()
     safety: str = "opt-in"  # opt-in (needs allow_insecure) | netns | keep
     seed: int = 0
+    #: ``--precision``: the step's looks and stopping rule (None: all ``runs`` rounds), and
+    #: (the seconds its rounds may take, a round's planned seconds); None: no budget
+    step_looks: Looks | None = None
+    step_budget: tuple[float, float] | None = None
 
 
 @dataclass
@@ -353,16 +358,30 @@ def stage(
 ) -> list[tuple[list[str], Any]]:
     """Create (or resume) the stage's campaign, run what is missing, and return each planned
     set with its record (None when not run)."""
-    if name in store.campaign_names():
-        if [list(t) for _, t in store.planned(name)] != [sorted(s) for s in sets]:
-            raise PerflabError(f"explain stage {name!r} was started with other options")
-    else:
-        create_ordered(store, name, base, factors, sets, [str(catalog)], info)
+    made(store, name, base, catalog, factors, sets, info)
     if on_stage:
         on_stage(name, len(store.pending(name)))
     run_campaign(store, name)
     recs = dict(store.records_by_seq(name))
     return [(list(t), recs.get(seq)) for seq, t in store.planned(name)]
+
+
+def made(
+    store: Store,
+    name: str,
+    base: RunSpec,
+    catalog: Path,
+    factors: list[str],
+    sets: list[list[str]],
+    info: dict[str, Any],
+) -> None:
+    """The stage's campaign of ``sets`` in this order, created, or found as it was started
+    (one started with other options is refused)."""
+    if name in store.campaign_names():
+        if [list(t) for _, t in store.planned(name)] != [sorted(s) for s in sets]:
+            raise PerflabError(f"explain stage {name!r} was started with other options")
+    else:
+        create_ordered(store, name, base, factors, sets, [str(catalog)], info)
 
 
 def rounds(conditions: dict[str, list[str]], n: int, seed: int) -> list[tuple[str, int, list[str]]]:

@@ -44,8 +44,15 @@ def lines(result: dict[str, Any]) -> list[str]:
             f"{st['ci_low']:.3f}–{st['ci_high']:.3f}, {p_text(st['p_value'])}, "
             f"{st['n_a']} rounds): {st['verdict']}"
         )
+    if st.get("precision"):
+        out.append(st["precision"]["line"])
     if "failed" in r["verdict"]:
         out.append(r["verdict"])
+    if r["verdict"].startswith("step undecided"):
+        out.append(
+            f"{r['verdict']}: neither a change beyond ±{r['threshold']:.0%} nor none shown "
+            "when it stopped; no screen was run (a larger --max-time measures on)"
+        )
     if r["verdict"] == "nothing to explain":
         out.append(
             "nothing to explain: the step is within the threshold or its interval covers "
