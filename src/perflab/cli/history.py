@@ -13,7 +13,7 @@ from perflab.cli.app import SEED, err_console, json_option, main, output_option
 from perflab.cli.precise import max_time_option, plan_for, precision_option, sized
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare.gate import DERIVED
-from perflab.compare.history import Release, history_figure, run_history
+from perflab.compare.history import History, Release, history_figure, run_history
 from perflab.compare.history_seq import StepPlan
 from perflab.compare.precision import Plan
 from perflab.compare.render import history_html, history_markdown, print_history
@@ -115,14 +115,7 @@ def history(
     if pl:
         data["precision"] = {"plan": pl.to_dict(), **(hist.precision or {})}
     if output:
-        out = Path(output)
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write(out / "history.json", json.dumps(data, indent=1))
-        png = None
-        if any(r.values for r in hist.releases):
-            png = history_figure(hist, out)[0].read_bytes()
-        atomic_write(out / "history.md", history_markdown(hist))
-        atomic_write(out / "history.html", history_html(hist, png))
+        write(Path(output), hist, data)
     if as_json:
         click.echo(json.dumps(data))
     else:
@@ -132,6 +125,17 @@ def history(
     why = hist.unanswered()
     if why:  # what was measured is shown and written; the gap is the exit code's
         raise Unanswerable(f"history {package}: {why}")
+
+
+def write(out: Path, hist: History, data: dict[str, Any]) -> None:
+    """history.json (``data``), history.md, history.html and the figure in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / "history.json", json.dumps(data, indent=1))
+    png = None
+    if any(r.values for r in hist.releases):
+        png = history_figure(hist, out)[0].read_bytes()
+    atomic_write(out / "history.md", history_markdown(hist))
+    atomic_write(out / "history.html", history_html(hist, png))
 
 
 def planned_steps(
