@@ -18,7 +18,7 @@ import numpy as np
 
 from perflab.analysis.exact import EXACT_RTOL
 from perflab.analysis.setstats import keys_of
-from perflab.analysis.sizing import duration, half_width, pairs_needed
+from perflab.analysis.sizing import duration, half_width, pairs_needed, t_quantile
 from perflab.errors import PerflabError
 
 #: The half-width asked for when a campaign names none (the compare gate's default threshold:
@@ -208,3 +208,26 @@ def lines(p: dict[str, Any]) -> list[str]:
         *out,
         f"per effect: {shown}" + (f" (+{len(eff) - SHOWN} more)" if len(eff) > SHOWN else ""),
     ]
+
+
+def more_per_set(p: dict[str, Any]) -> tuple[dict[str, int], float | None]:
+    """The runs to add to each set of ``reach``'s result ``p`` so that its widest effect
+    reaches ``p["target"]``, and the half-width that effect is then expected to have. The
+    design is repeated as ``reach`` predicts it: each set grows in proportion to its runs
+    (every variance falls by the factor the runs grow by), and each added run is one more
+    degree of freedom of the pure error. Empty (and None) when every effect is within the
+    target or none is estimable."""
+    eff = [e for e in p.get("effects", []) if e["half_width"] is not None]
+    if not eff:
+        return {}, None
+    worst = max(eff, key=lambda e: e["half_width"])
+    now, total = p["runs"], worst["runs_to_target"]
+    if total <= now:
+        return {}, None
+    grow = total / now - 1
+    more = {s["set"]: math.ceil(s["runs"] * grow - 1e-9) for s in p["sets"]}
+    added = sum(more.values())
+    t_now = t_quantile(LEVEL, p["df"])
+    t_new = t_quantile(LEVEL, p["df"] + added)
+    hw = math.log1p(worst["half_width"]) * math.sqrt(now / (now + added)) * t_new / t_now
+    return more, math.expm1(hw)

@@ -42,14 +42,7 @@ def extend_campaign(
         raise PerflabError("campaign extend: give either --factors or --design (one at a time)")
     if replicates < 1:
         raise PerflabError(f"--replicates must be at least 1 (got {replicates})")
-    old = store.campaign(name)
-    if old.imported:
-        raise PerflabError(
-            f"campaign {name!r} was imported: it has no base run to extend "
-            "(import the new runs as a campaign of their own)"
-        )
-    if old.design_info.get("plan") is not None:
-        raise PerflabError(f"campaign {name!r} is a plan of explicit runs: it cannot grow")
+    old = growable(store, name)
     catalog = snapshot.campaign_catalog(old.catalog_files, old.catalogs)
     base = RunSpec.from_dict(old.base)
     planned = store.planned(name)
@@ -110,6 +103,68 @@ def extend_campaign(
         old, factors=new_factors, design_info=info, sets=old.sets + len(sets)
     )
     _store(store, definition, plan, len(planned))
+    return record
+
+
+def growable(store: Store, name: str) -> CampaignDef:
+    """Campaign ``name``'s definition, if it can grow (PerflabError if not)."""
+    old = store.campaign(name)
+    if old.imported:
+        raise PerflabError(
+            f"campaign {name!r} was imported: it has no base run to extend "
+            "(import the new runs as a campaign of their own)"
+        )
+    if old.design_info.get("plan") is not None:
+        raise PerflabError(f"campaign {name!r} is a plan of explicit runs: it cannot grow")
+    return old
+
+
+def extend_to_precision(
+    store: Store, name: str, target: float, max_time_s: float, seed: int | None = None
+) -> dict[str, Any]:
+    """Grow campaign ``name`` by the runs of its sets that bring its widest effect to a 95 %
+    half-width of ±``target``, planned from the runs stored (``reach.more_per_set``: the
+    design repeated, each set in proportion to its runs), each round of them a new replicate
+    block in random order. The target is stored as the campaign's (``status``, the report).
+    PerflabError, nothing stored: no run-to-run variance measured (or exact data), the
+    target reached already, or the plan longer than ``max_time_s``. Returns the record."""
+    from perflab.analysis.reach import more_per_set
+    from perflab.analysis.sizing import duration
+    from perflab.campaign.plan import status
+
+    old = growable(store, name)
+    p = status(store, name, target)["precision"]
+    if p["why_not"]:
+        raise PerflabError(f"campaign extend --precision: {p['why_not']}")
+    more, hw = more_per_set(p)
+    if not more or hw is None:
+        raise PerflabError(f"campaign extend --precision: every effect of {name!r} is within "
+                           f"±{target:.1%} already: nothing to plan")  # fmt: skip
+    n, run_s = sum(more.values()), p["run_s"] or 0.0
+    wall, lo, hi = n * run_s, min(more.values()), max(more.values())
+    each = f"{lo} each" if lo == hi else f"{lo}–{hi} each"
+    widest = max(e["half_width"] or 0.0 for e in p["effects"])
+    line = (f"{n} more runs ({len(more)} sets, {each}), ~{duration(wall)}, expected CI "
+            f"±{hw:.1%} on the widest effect (predicted; now ±{widest:.1%})")  # fmt: skip
+    if wall > max_time_s:
+        raise PerflabError(f"±{target:.1%} would take ~{duration(wall)} more here ({n} more "
+                           f"runs of {len(more)} sets), more than --max-time "
+                           f"{duration(max_time_s)}")  # fmt: skip
+    seed = int(seed if seed is not None else np.random.SeedSequence().generate_state(1)[0])
+    rng = np.random.default_rng(seed)
+    rep0 = _max_replicate(store, name) + 1
+    plan: list[tuple[list[str], int]] = []
+    for r in range(max(more.values())):
+        due = [k for k, m in more.items() if m > r]
+        plan += [([] if due[i] == "base" else due[i].split(","), rep0 + r)
+                 for i in rng.permutation(len(due))]  # fmt: skip
+    planned = len(store.planned(name))
+    record = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "first_seq": planned,
+              "design": "replicates", "precision": target, "sets": len(more), "runs": n,
+              "seed": seed, "wall_s_predicted": wall, "expected_half_width": hw,
+              "plan": line}  # fmt: skip
+    info = {**old.design_info, "extensions": [*old.design_info.get("extensions", []), record]}
+    _store(store, dataclasses.replace(old, design_info=info, precision=target), plan, planned)
     return record
 
 

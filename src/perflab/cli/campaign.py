@@ -23,6 +23,7 @@ from perflab.cli.app import (
     store_option,
 )
 from perflab.cli.precise import (
+    given,
     max_time_option,
     parse_target,
     plan_for,
@@ -30,6 +31,7 @@ from perflab.cli.precise import (
     sized,
 )
 from perflab.cli.spec_options import base_spec, factor_names, factors_option, run_options
+from perflab.errors import PerflabError
 from perflab.report import terminal
 
 
@@ -142,6 +144,11 @@ def campaign_create(
 @click.option("--design-opt", "design_opts", multiple=True, metavar="KEY=VALUE")
 @runs_option(1, "Runs of each new set.", old=("--replicates",))
 @click.option("--seed", type=SEED, help="Random seed for the design and the run order.")
+@precision_option(
+    "on every effect (e.g. 3%): more runs of the sets already planned, as many as the runs "
+    "stored predict (instead of --factors/--design)"
+)
+@max_time_option
 @store_option
 @json_option
 def campaign_extend(
@@ -151,10 +158,15 @@ def campaign_extend(
     design_opts: tuple[str, ...],
     runs: int,
     seed: int | None,
+    precision_target: str | None,
+    max_time: float | None,
     store_path: str | None,
     as_json: bool,
 ) -> None:
-    """Grow campaign NAME by new factors or another design: one campaign, one dataset."""
+    """Grow campaign NAME by new factors or another design, or by the runs that reach
+    --precision: one campaign, one dataset."""
+    if precision_target is not None:
+        return _extend_to(name, precision_target, max_time, seed, store_path, as_json)
     factors = factor_names(factor_list)
     with shown_warnings():
         rec = api.campaign_extend(
@@ -170,6 +182,30 @@ def campaign_extend(
             f"runs = {rec['runs']} runs planned ({counts['planned']} in all); "
             f"run them with: perflab campaign run {name}"
         )
+
+
+def _extend_to(
+    name: str, target: str, max_time: float | None, seed: int | None, store_path: str | None,
+    as_json: bool,
+) -> None:  # fmt: skip
+    """``campaign extend --precision``: plan, print the plan, store it (or refuse it)."""
+    from perflab.campaign.extend import extend_to_precision
+    from perflab.compare.planned import DEFAULT_MAX_TIME_S
+
+    clash = given("factor_list", "design", "design_opts", "runs")
+    if clash:
+        raise PerflabError(f"--precision plans more runs of the sets already planned: drop "
+                           f"{', '.join(clash)}")  # fmt: skip
+    limit = DEFAULT_MAX_TIME_S if max_time is None else max_time
+    st = Store(store_path)
+    rec = extend_to_precision(st, name, parse_target(target), limit, seed)
+    counts = st.counts(name)
+    if as_json:
+        click.echo(json.dumps({**rec, "counts": counts}))
+    else:
+        click.echo(f"plan for ±{rec['precision']:.1%} on every effect: {rec['plan']}")
+        click.echo(f"campaign {name} extended: {rec['runs']} runs planned ({counts['planned']} "
+                   f"in all); run them with: perflab campaign run {name}")  # fmt: skip
 
 
 @campaign.command("run")
