@@ -23,6 +23,7 @@ from perflab.compare import parts as mp
 from perflab.compare import precision as pp
 from perflab.compare.calibrate import signature
 from perflab.compare.history_seq import run_rounds, step_plan, welch_half_width
+from perflab.compare.stats import Decision
 from perflab.prepare import Prepared
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
@@ -99,6 +100,7 @@ def test_the_text_states_runs_used_each_steps_stop_and_the_error_spent(
     assert "each step stops once known" in text
     assert f"{machine.calls} runs of 21 planned (36 at most)" in text
     assert "2 → 3: decided after 4 runs each" in text
+    assert "change point between 2 and 3: confirmed by its looks (at level 0.001)" in text
     assert "levels adding up to α = 0.025" in text and "share of α = 0.05 over 2 steps" in text
 
 
@@ -142,3 +144,19 @@ def test_welch_half_width_is_zero_on_exact_data_and_inf_below_two_values() -> No
     assert welch_half_width([1.0, 1.0], [2.0, 2.0], 0.05) == 0.0
     assert welch_half_width([1.0], [2.0, 2.1], 0.05) == math.inf
     assert 0 < welch_half_width([1.0, 1.1, 0.9], [2.0, 2.1, 1.9], 0.05) < 1
+
+
+def test_a_precise_interval_that_still_shows_a_change_measures_on_until_decided() -> None:
+    """±4 % reached on a ×1.06 step whose verdict is undecided at the look's level: compare
+    stops on the precision; a history's or explain's step measures on (it asks whether the
+    step is there), unless the looks are over; an interval around no change stops."""
+    levels = {4: 0.001, 8: 0.02, 12: 0.001}
+    compare = pp.Looks(levels, 0.05, 0.05, 4)
+    step = pp.Looks(levels, 0.05, 0.05, 4, until_decided=True)
+    shows = Decision(8, 8, 1.06, 0.98, 1.15, 0.98, 0.03, 0.02, 0.05, "inconclusive")
+    assert compare.stop(shows, 0.04, 8) == "precision reached"
+    assert step.stop(shows, 0.04, 8) is None
+    assert step.stop(shows, 0.04, 12) == "most runs"
+    assert step.stop(shows, 0.04, 9, late=True) == "time budget"
+    around = Decision(8, 8, 1.02, 0.95, 1.09, 0.98, 0.5, 0.02, 0.05, "inconclusive")
+    assert step.stop(around, 0.04, 8) == "precision reached"

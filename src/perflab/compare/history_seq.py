@@ -64,8 +64,8 @@ def step_plan(pl: pp.Plan, releases: int, alpha: float, max_time_s: float) -> St
     step_alpha = bonferroni_level(alpha, releases - 1)
     levels = pp.precision_looks(FIRST_LOOK, pl.pairs, most, step_alpha)
     level = 1 - pl.confidence
-    return StepPlan(pp.Looks(levels, pl.target, level, max(2, pl.pairs // 2)), pl.pairs, most,
-                    step_alpha)  # fmt: skip
+    looks = pp.Looks(levels, pl.target, level, max(2, pl.pairs // 2), until_decided=True)
+    return StepPlan(looks, pl.pairs, most, step_alpha)
 
 
 def welch_half_width(a: list[float], b: list[float], level: float) -> float:

@@ -268,6 +268,10 @@ class Looks:
     target: float
     precision_level: float
     precision_from: int = 2
+    #: history and explain ask whether the step is there: an interval within the target that
+    #: still shows a change (it excludes 1) while the verdict at the look's spent level is
+    #: undecided measures on, until the step is decided or the looks end
+    until_decided: bool = False
 
     @property
     def last(self) -> int:
@@ -286,8 +290,10 @@ class Looks:
     def stop(self, dec: Decision, hw: float, n: int, late: bool = False) -> str | None:
         """Why the sequence stops after a look with verdict ``dec`` and half-width ``hw``
         at ``n`` runs per side (None: it goes on)."""
+        shows = abs(math.log(dec.ratio)) > math.log1p(hw)
         if hw <= self.target and n >= self.precision_from:
-            return "precision reached"
+            if not (self.until_decided and not dec.decided and shows):
+                return "precision reached"
         if dec.different:
             return "decided"
         if late or n >= self.last:

@@ -187,8 +187,10 @@ def change_point_lines(h: History) -> list[str]:
     for cp in h.change_points:
         d = cp.decision
         state = "confirmed" if cp.confirmed else "not confirmed"
+        # with --precision a step is judged by its own looks, at the level of the last one
+        by = f"its looks (at level {d.alpha:.2g})" if h.precision else "the gate"
         out.append(
-            f"change point between {cp.before} and {cp.after}: {state} by the gate — "
+            f"change point between {cp.before} and {cp.after}: {state} by {by} — "
             f"{cp.after} is {d.verdict}, ratio {d.ratio:.3f} [{d.ci_low:.3f}, {d.ci_high:.3f}], "
             f"{p_text(d.p_value)}"
         )
