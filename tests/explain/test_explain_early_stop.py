@@ -159,3 +159,26 @@ def test_an_undecided_step_is_said_to_be_undecided() -> None:
     text = "\n".join(lines(result))
     assert "step undecided (time budget): neither a change beyond ±5%" in text
     assert "step: time budget after 4 of 13" in text and "nothing to explain" not in text
+
+
+@pytest.mark.parametrize(
+    "step, verdict",
+    [
+        ({"different": True, "verdict": "slower"}, None),
+        ({"different": False, "verdict": "no difference"}, "nothing to explain"),
+        # without --precision an inconclusive step stays today's "nothing to explain"
+        ({"different": False, "verdict": "inconclusive"}, "nothing to explain"),
+        ({"different": False, "verdict": "inconclusive", "precision": {"stopped": "time budget"}},
+         "step undecided (time budget)"),
+        ({"different": False, "verdict": "inconclusive", "precision": {"stopped": "most runs"}},
+         "step undecided (most runs)"),
+        # stopped on its precision: an interval within the target around no change
+        ({"different": False, "verdict": "inconclusive",
+          "precision": {"stopped": "precision reached"}}, "nothing to explain"),
+        ({"different": False, "verdict": "too few runs", "failed": "boom"}, "step failed: boom"),
+    ],
+)  # fmt: skip
+def test_the_step_says_which_it_is(step: dict[str, Any], verdict: str | None) -> None:
+    from perflab.explain.driver import step_verdict
+
+    assert step_verdict(step) == verdict

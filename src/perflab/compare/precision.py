@@ -290,10 +290,11 @@ class Looks:
     def stop(self, dec: Decision, hw: float, n: int, late: bool = False) -> str | None:
         """Why the sequence stops after a look with verdict ``dec`` and half-width ``hw``
         at ``n`` runs per side (None: it goes on)."""
+        # an interval that excludes 1 still shows a change the verdict has not decided
         shows = abs(math.log(dec.ratio)) > math.log1p(hw)
-        if hw <= self.target and n >= self.precision_from:
-            if not (self.until_decided and not dec.decided and shows):
-                return "precision reached"
+        measure_on = self.until_decided and not dec.decided and shows
+        if hw <= self.target and n >= self.precision_from and not measure_on:
+            return "precision reached"
         if dec.different:
             return "decided"
         if late or n >= self.last:

@@ -66,14 +66,9 @@ def explain(
     step = _measure_step(store, setup, prep, on_stage)
     out["stages"]["step"] = step.pop("rows")
     out["step"] = step
-    if step.get("failed"):
-        out["verdict"] = f"step failed: {step['failed']}"
-        return _done(out, store, setup, t0)
-    if not step["different"]:
-        undecided = step.get("precision") and step["verdict"] == "inconclusive"
-        # an undecided step is not "nothing to explain": say that it stayed undecided, and why
-        out["verdict"] = f"step undecided ({step['precision']['stopped']})" if undecided else (
-            "nothing to explain")  # fmt: skip
+    verdict = step_verdict(step)
+    if verdict:
+        out["verdict"] = verdict
         return _done(out, store, setup, t0)
     add_sources(setup, prep)
     _smoke(store, setup, prep, on_stage)
@@ -90,6 +85,21 @@ def explain(
     out["claimed"] = claimed
     out["verdict"] = "explained" if claimed else "not explained by any factor"
     return _done(out, store, setup, t0)
+
+
+def step_verdict(step: dict[str, Any]) -> str | None:
+    """The explanation's verdict when the step ends it: failed, undecided (``--precision``:
+    its looks ran out of time or runs; an undecided step is not "nothing to explain"), or
+    nothing to explain (no difference, or, stopped on its precision, an interval within the
+    target around no change); None when the step is there to explain."""
+    if step.get("failed"):
+        return f"step failed: {step['failed']}"
+    if step["different"]:
+        return None
+    stopped = (step.get("precision") or {}).get("stopped", "precision reached")
+    if step["verdict"] == "inconclusive" and stopped != "precision reached":
+        return f"step undecided ({stopped})"
+    return "nothing to explain"
 
 
 def _measure_step(
@@ -115,6 +125,8 @@ def _measure_step(
         return time.monotonic() - t0 + round_s > budget
 
     rows, step = run_step(store, name, plan, setup, on_stage, out_of_time)
+    if "ratio" not in step:  # fewer than 2 pairs measured: what stopped the runs
+        step["failed"] = cause([rec for _, rec in rows])
     return {**step, "rows": sum(rec is not None for _, rec in rows)}
 
 
