@@ -94,8 +94,14 @@ def test_the_text_states_runs_used_each_steps_stop_and_the_error_spent(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     machine = Machine({"1": 1000.0, "2": 1000.0, "3": 600.0}, seed=2)
-    res = run(home, monkeypatch, machine, "--precision", "5%")
+    out = home / "out"
+    (home / "f.png").write_bytes(b"png")  # the figure is not what is tested (plotnine is slow)
+    monkeypatch.setattr(history_cli, "history_figure", lambda hist, out: [home / "f.png"])
+    res = run(home, monkeypatch, machine, "--precision", "5%", "-o", str(out))
     assert res.exit_code == 0, res.output
+    md = (out / "history.md").read_text()
+    assert f"* {machine.calls} runs of 21 planned (36 at most)" in md
+    assert "* 2 → 3: decided after 4 runs each" in md
     text = " ".join(res.output.split())  # the console wraps the plan's line
     assert "each step stops once known" in text
     assert f"{machine.calls} runs of 21 planned (36 at most)" in text
@@ -121,11 +127,11 @@ def test_out_of_time_looks_at_once_at_an_unspent_level_and_stops(
 
 def test_a_a_histories_say_different_at_most_alpha_and_stop_before_the_plans_end() -> None:
     """Replayed A/A histories of three releases: a false step at most alpha (0.05 over both
-    steps; binomial 99.9 % bound over 120), and fewer runs than the plan on average."""
+    steps; binomial 99.9 % bound over 80), and fewer runs than the plan on average."""
     pl = pp.plan(PARTS, 0.05, 0.05)
     plan = step_plan(pl, 3, 0.05, 3600)
     sd = math.sqrt(PARTS.var_run(pl.tasks))
-    false, runs, n = 0, 0, 120
+    false, runs, n = 0, 0, 80
     for seed in range(n):
         rng = np.random.default_rng(seed)
         samples: list[list[float]] = [[], [], []]

@@ -224,6 +224,8 @@ def history_markdown(h: History) -> str:
         *["| " + " | ".join(row) + " |" for row in history_rows(h)],
         "",
         *[f"* {line}" for line in failure_lines(h) + change_point_lines(h)],
+        # --precision: runs used against the plan, each step's stop, the error spent
+        *[f"* {line}" for line in (h.precision or {}).get("lines", [])],
         "",
         f"Geometric means with 95 % BCa intervals; change points from PELT, each checked by "
         f"the compare gate on the two releases around it (α {h.alpha:g} over all pairs, "
