@@ -166,3 +166,36 @@ def test_a_precise_interval_that_still_shows_a_change_measures_on_until_decided(
     assert step.stop(shows, 0.04, 9, late=True) == "time budget"
     around = Decision(8, 8, 1.02, 0.95, 1.09, 0.98, 0.5, 0.02, 0.05, "inconclusive")
     assert step.stop(around, 0.04, 8) == "precision reached"
+
+
+def test_a_release_whose_runs_all_fail_ends_its_steps_untested(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its two steps have no test: each ends "too few values" at the last look (no number
+    invented, valid JSON), and the history exits 1 naming it."""
+    machine = Machine({"1": 1000.0, "2": 1000.0, "3": 600.0}, seed=3)
+    real = machine.__call__
+
+    def failing(ready: Prepared) -> RunRecord:
+        rec = real(ready)
+        if ready.spec.packages[-1].endswith("==2"):
+            return RunRecord("r", "", "", "parsl-htex", "noop", "failed", error="boom")
+        return rec
+
+    monkeypatch.setattr(machine, "__call__", failing)
+    monkeypatch.setattr(history, "measure", failing)
+    monkeypatch.setattr(history_cli, "prepare", unbuilt)
+    res = CliRunner().invoke(
+        main, ["history", "--package", "toy", "--versions", "1,2,3", "--precision", "5%",
+               "--json"], env={"PERFLAB_HOME": str(home)},
+    )  # fmt: skip
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.output.strip().splitlines()[0])
+    p = out["precision"]
+    assert [s["stopped"] for s in p["steps"]] == ["too few values", "too few values"]
+    assert all(s["decision"] is None and s["half_width"] is None for s in p["steps"])
+    assert p["runs"] == 3 * 12 == p["most_runs"]  # every release ran to the last look
+    # 1 and 3 are neighbours in the search, each run to the end: the gate judges that step
+    (cp,) = out["change_points"]
+    assert (cp["before"], cp["after"]) == ("1", "3")
+    assert cp["decision"]["alpha"] == pytest.approx(0.05)  # the search's one pair, as today

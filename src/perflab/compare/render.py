@@ -184,11 +184,15 @@ def change_point_lines(h: History) -> list[str]:
     if not h.change_points:
         return ["no change point proposed"]
     out = []
+    steps = (h.precision or {}).get("steps", [])
+    looked = {(s["before"], s["after"]) for s in steps if s["decision"]}
     for cp in h.change_points:
         d = cp.decision
         state = "confirmed" if cp.confirmed else "not confirmed"
         # with --precision a step is judged by its own looks, at the level of the last one
-        by = f"its looks (at level {d.alpha:.2g})" if h.precision else "the gate"
+        # (a step across a release left out had none: the gate judged it)
+        by = f"its looks (at level {d.alpha:.2g})" if (cp.before, cp.after) in looked else (
+            "the gate")  # fmt: skip
         out.append(
             f"change point between {cp.before} and {cp.after}: {state} by {by} — "
             f"{cp.after} is {d.verdict}, ratio {d.ratio:.3f} [{d.ci_low:.3f}, {d.ci_high:.3f}], "
