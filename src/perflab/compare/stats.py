@@ -24,9 +24,8 @@ import numpy as np
 
 from perflab.analysis.exact import EXACT_RTOL
 from perflab.analysis.stats import bootstrap_ci, norm_ppf, paired_t, split_level, welch_p
+from perflab.run.record import HIGHER_IS_BETTER as HIGHER_IS_BETTER  # compare names it too
 
-#: Metrics where a larger value is better; every other metric is a cost (lower is better).
-HIGHER_IS_BETTER = frozenset({"tasks_per_s"})
 VERDICTS = ("faster", "slower", "no difference", "inconclusive")
 BOOTSTRAP_RESAMPLES = 2000
 
