@@ -70,6 +70,7 @@ def test_the_page_says_seconds_too(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     page = report_html.write_report(from_frame(df, metric="wall_s"), df, tmp_path, "w")
     text = page.read_text()
     assert "<th>effect s</th>" in text and " s predicted" in text
+    assert re.search(r"a \(-0\.\d\d s\)", text) and '<td class="num">-0.30</td>' in text
     assert "µs" not in text.split("<h2>Runs</h2>")[0]
 
 
