@@ -10,6 +10,7 @@ CLI prints passes :func:`printable`, which keeps only the sequences perflab's ow
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, TextIO
 
@@ -52,6 +53,15 @@ def guard_streams() -> None:
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, PrintableStream):
             setattr(sys, name, PrintableStream(stream))
+
+
+def decimals(level: float | None, least: int = 1, sig: int = 3) -> int:
+    """Decimals that show numbers of magnitude ``level`` (the metric's typical value) to
+    ``sig`` significant digits, and never fewer than ``least``: µs per task (level ~100)
+    keeps one, a wall time of 1.2 s gets two, so a -0.3 s effect is not "-0.3 .. -0.3"."""
+    if level is None or not math.isfinite(level) or level == 0:
+        return least
+    return max(least, sig - 1 - math.floor(math.log10(abs(level))))
 
 
 def number(x: float | None, digits: int = 1, missing: str = "-") -> str:

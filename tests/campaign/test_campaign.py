@@ -257,3 +257,36 @@ def test_parquet_export_matches_csv(work: Path) -> None:
     pq = pd.read_parquet(export(store, "q", work / "q.parquet", "parquet"))
     assert list(pq.columns) == list(csv.columns)
     assert sorted(pq["us_per_task"]) == sorted(csv["us_per_task"]) == [300, 600, 700, 1000]
+
+
+def test_local_runner_reports_each_run_and_stops_at_an_unmeasured_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from perflab.campaign.runners import local
+    from perflab.run.record import RunRecord
+
+    stored: list[tuple[str, int]] = []
+
+    class FakeStore:
+        def add_run(self, record: RunRecord, seq: int) -> None:
+            stored.append(("run", seq))
+
+        def add_unmeasured(self, record: RunRecord, seq: int, cause: str) -> None:
+            stored.append(("unmeasured", seq))
+
+    def fake_measure(spec: RunSpec) -> RunRecord:
+        full = spec.params.get("full", False)
+        measurement = {"infrastructure": "disk full"} if full else {}
+        return RunRecord.of(spec, "id", "ok", "t0", "t1", measurement=measurement)
+
+    monkeypatch.setattr(local, "measure", fake_measure)
+    specs = [RunSpec(command="true", params={"full": seq == 2}) for seq in range(4)]
+    told: list[tuple[int, int]] = []
+    runner = local.LocalRunner()
+    pending = list(enumerate(specs))
+    runner.run(FakeStore(), pending, None, lambda rec, i, n: told.append((i, n)))  # type: ignore[arg-type]
+    assert stored == [("run", 0), ("run", 1), ("unmeasured", 2)]
+    assert told == [(1, 4), (2, 4), (3, 4)]
+    stored.clear()
+    runner.run(FakeStore(), pending, time.monotonic() - 1, None)  # type: ignore[arg-type]
+    assert stored == []  # the budget was spent before the first run

@@ -98,3 +98,16 @@ def test_human_table(tmp_path: Path) -> None:
     proc = perflab("run", "--target", "cf-threads", "--tasks", "100", "--run-root", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert "µs/task" in proc.stdout and "utilisation" in proc.stdout
+
+
+@pytest.mark.parametrize("verb", ["analyze", "report"])
+def test_a_higher_is_better_metric_is_refused_not_read_as_a_cost(verb: str, tmp_path: Path) -> None:
+    """The analysis's best set is its smallest mean: read as a cost, tasks/s would name the
+    slowest set best. Refused, naming the reciprocal to use instead."""
+    csv = tmp_path / "d.csv"
+    rows = [(0, 100), (1, 50), (0, 101), (1, 51), (0, 99), (1, 49)]
+    csv.write_text("timestamp,a,us_per_task,tasks_per_s\n" + "".join(
+        f"{i},{a},{us},{1e6 / us}\n" for i, (a, us) in enumerate(rows)))  # fmt: skip
+    err = _bad(verb, str(csv), "--metric", "tasks_per_s")
+    assert "--metric tasks_per_s" in err and "higher-is-better" in err and "us_per_task" in err
+    assert perflab(verb, str(csv)).returncode == 0  # the cost itself is analysed

@@ -4,6 +4,7 @@ metric analysed, from one table (``run.record.metric_unit``)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -53,6 +54,12 @@ def test_analyze_of_wall_s_says_seconds_in_the_terminal(
     assert "µs" not in out, out
     assert "per-factor effects (s; negative = faster)" in out
     assert "Shapley attribution of" in out and " s (" in out.split("Shapley attribution of")[1]
+    # seconds near 2 are shown to 3 significant digits: a's -0.3 s effect and its interval
+    # read as -0.30 .. -0.29, not "-0.3 .. -0.3"
+    (row,) = [x for x in out.splitlines() if [c.strip() for c in x.split("│")][1:2] == ["a"]]
+    effect, low, high = (float(v) for v in re.findall(r"-?\d+\.\d{2}\b", row)[:3])
+    assert low < effect < high and effect == pytest.approx(-0.3, abs=0.02), row
+    assert re.search(r"\d\.\d{2} s predicted", lines["best"]), lines["best"]
 
 
 def test_the_page_says_seconds_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,6 +70,7 @@ def test_the_page_says_seconds_too(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     page = report_html.write_report(from_frame(df, metric="wall_s"), df, tmp_path, "w")
     text = page.read_text()
     assert "<th>effect s</th>" in text and " s predicted" in text
+    assert re.search(r"a \(-0\.\d\d s\)", text) and '<td class="num">-0.30</td>' in text
     assert "µs" not in text.split("<h2>Runs</h2>")[0]
 
 

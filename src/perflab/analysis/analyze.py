@@ -22,6 +22,7 @@ from perflab.analysis.paths import Values, category_rank, forbidden_pairs, path,
 from perflab.analysis.pca import pca_of_paths
 from perflab.analysis.setstats import covariates
 from perflab.analysis.sweeps import sweep_section
+from perflab.display import decimals
 from perflab.errors import PerflabError
 from perflab.run.record import metric_unit
 
@@ -173,24 +174,45 @@ def _summary(
         "factors": factor_entries(ds, inf.factors, d),
         "interactions": inf.interactions,
         "interactions_note": inf.interactions_note,
-        "headline": headline(inf, ds.metric),
+        "headline": headline(inf, ds.metric, float(np.median(ds.y)) if len(ds.y) else None),
     }
 
 
-def headline(inf: Inference, metric: str = "us_per_task") -> dict[str, Any]:
+def headline(
+    inf: Inference, metric: str = "us_per_task", level: float | None = None
+) -> dict[str, Any]:
     """The one interaction a summary may name: the strongest significant after correction
-    (in ``metric``'s unit)."""
+    (in ``metric``'s unit, to the decimals the metric's ``level`` needs)."""
     sig = [r for r in inf.interactions if r["significant"]]
     if sig:
-        r = sig[0]
+        r, d = sig[0], decimals(level, least=0, sig=2)
         text = (
-            f"strongest interaction {r['a']} x {r['b']} {r['effect_us']:+.0f} "
-            f"{metric_unit(metric)} "
-            f"(95% CI {r['ci_low']:.0f} .. {r['ci_high']:.0f}; significant after correction)"
+            f"strongest interaction {r['a']} x {r['b']} {r['effect_us']:+.{d}f} "
+            f"{metric_unit(metric)} (95% CI {r['ci_low']:.{d}f} .. {r['ci_high']:.{d}f}; "
+            "significant after correction)"
         )
         return {"interaction": r, "text": text}
     text = inf.interactions_note or "no interaction is significant after correction (BH, 10%)"
     return {"interaction": None, "text": text}
+
+
+def _support_text(result: dict[str, Any], best_set: list[str], exact: bool) -> str:
+    """What the best set's members rest on: pruned, untestable, or each one's saving."""
+    pruned = [d["factor"] for d in result.get("best_dropped", [])]
+    untested = list(result.get("best_unsupported", []))
+    said = []
+    if pruned:
+        said.append("pruned from the fastest predicted set (saving not significant after "
+                    "Holm): " + ", ".join(pruned))  # fmt: skip
+    if untested:
+        said.append("kept but not testable (its removal is not predictable or not allowed): "
+                    + ", ".join(untested))  # fmt: skip
+    if not said:
+        said.append(
+            ("every member saves time (exact data: no test)" if exact else
+             "every member's saving is significant after Holm") if best_set else "-"
+        )  # fmt: skip
+    return "; ".join(said)
 
 
 def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
@@ -211,32 +233,19 @@ def summary(result: dict[str, Any], model: str) -> dict[str, Any]:
     measured = float(result["base_us"]) if result.get("base_measured") else None
     best_set = list(result["best_set"])
     unit = metric_unit(result.get("metric", "us_per_task"))  # the metric analysed, not µs/task
+    d, dp = decimals(best), decimals(best, least=0, sig=2)
     base_text = (
-        f"{base_pred:,.1f} {unit} predicted" if base_pred is not None else "not predictable"
-    ) + (f" (measured mean {measured:,.1f})" if measured is not None else " (not measured)")
+        f"{base_pred:,.{d}f} {unit} predicted" if base_pred is not None else "not predictable"
+    ) + (f" (measured mean {measured:,.{d}f})" if measured is not None else " (not measured)")
     best_text = (
-        f"{best:,.1f} {unit} predicted with "
+        f"{best:,.{d}f} {unit} predicted with "
         + ("[" + ", ".join(best_set) + "]" if best_set else "no treatment")
-        + (f"; one run: {pi[0]:,.0f}..{pi[1]:,.0f} {unit} (95% PI)" if pi else "")
+        + (f"; one run: {pi[0]:,.{dp}f}..{pi[1]:,.{dp}f} {unit} (95% PI)" if pi else "")
     )
     speedup_text = _speedup_text(ratio, ci, bool(sp.get("exact")))
     if sp.get("untreated"):
         speedup_text = "none: no treatment is recommended (1.00x by definition)"
-    pruned = [d["factor"] for d in result.get("best_dropped", [])]
-    untested = list(result.get("best_unsupported", []))
-    said = []
-    if pruned:
-        said.append("pruned from the fastest predicted set (saving not significant after "
-                    "Holm): " + ", ".join(pruned))  # fmt: skip
-    if untested:
-        said.append("kept but not testable (its removal is not predictable or not allowed): "
-                    + ", ".join(untested))  # fmt: skip
-    if not said:
-        said.append(
-            ("every member saves time (exact data: no test)" if sp.get("exact") else
-             "every member's saving is significant after Holm") if best_set else "-"
-        )  # fmt: skip
-    support_text = "; ".join(said)
+    support_text = _support_text(result, best_set, bool(sp.get("exact")))
     return {
         "model": model,
         "base_us": base_pred,

@@ -19,6 +19,7 @@ from perflab.errors import PerflabError, Unanswerable
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.snapshot import campaign_catalog
 from perflab.factors.treat import study_meta
+from perflab.run.record import HIGHER_IS_BETTER
 
 
 @dataclass
@@ -49,6 +50,11 @@ def open_source(source: str, store_path: str | None = None, metric: str = "us_pe
 
     A CSV's factors are described by the built-in catalog where their names match it.
     """
+    if metric in HIGHER_IS_BETTER:  # the analysis's best set is its smallest mean
+        raise PerflabError(
+            f"--metric {metric}: the analysis models a cost (lower is better) and {metric} "
+            "is higher-is-better; use --metric us_per_task, its reciprocal per task"
+        )
     p = Path(source)
     if p.suffix == ".csv" or p.is_file():
         if not p.is_file():

@@ -206,6 +206,16 @@ class RegistryChoice(click.Option):
         return super().get_help_record(ctx)
 
 
+def registry_option(
+    *decls: str, registry: Callable[[], Any], default: str | None, help: str
+) -> Any:
+    """An option naming one plugin of ``registry()`` (its help lists them: RegistryChoice)."""
+    return click.option(
+        *decls, default=default, show_default=default is not None, cls=RegistryChoice,
+        registry=registry, help=help,
+    )  # fmt: skip
+
+
 class Aliased(click.Option):
     """An option whose old spellings (``old``) still parse but are left out of ``--help``:
     kept for one release after the CLI took one vocabulary (``--runs``, ``-o/--output``,
@@ -251,14 +261,17 @@ def _runners() -> Any:
 
 
 #: Where a campaign's runs execute: this machine, or scale-out through Parsl.
-runner_option = click.option(
+runner_option = registry_option(
     "--runner",
-    default="local",
-    show_default=True,
-    cls=RegistryChoice,
     registry=_runners,
+    default="local",
     help="Where the runs execute (parsl: scale-out).",
 )
+
+
+def kv_option(flag: str, dest: str, help: str | None = None) -> Any:
+    """A repeatable ``FLAG KEY=VALUE`` option, its values read with ``kv``."""
+    return click.option(flag, dest, multiple=True, metavar="KEY=VALUE", help=help)
 
 
 def kv(values: tuple[str, ...], what: str) -> dict[str, Any]:

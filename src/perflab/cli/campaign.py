@@ -12,10 +12,11 @@ from perflab import api
 from perflab.campaign.store import Store
 from perflab.cli.app import (
     SEED,
-    RegistryChoice,
     json_option,
     kv,
+    kv_option,
     main,
+    registry_option,
     resolved,
     runner_option,
     runs_option,
@@ -50,20 +51,13 @@ def campaign() -> None:
 @click.argument("name")
 @run_options
 @factors_option("The campaign's two-level factors (a levelled factor as NAME=LEVEL).")
-@click.option(
-    "--design",
-    default="random",
-    show_default=True,
-    cls=RegistryChoice,
-    registry=_designs,
-    help="How treatment sets are chosen.",
+@registry_option(
+    "--design", registry=_designs, default="random", help="How treatment sets are chosen."
 )
-@click.option(
+@kv_option(
     "--design-opt",
     "design_opts",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Design option, e.g. runs=32, resolution=5, sequences=8, file=sets.txt.",
+    "Design option, e.g. runs=32, resolution=5, sequences=8, file=sets.txt.",
 )
 @runs_option(1, "Runs of each set (interleaved, never back to back).", old=("--replicates",))
 @click.option(
@@ -134,14 +128,13 @@ def campaign_create(
     help="New factors, off in every earlier run; each planned set is run again with each "
     "new factor added (exact pairs).",
 )
-@click.option(
+@registry_option(
     "--design",
-    default=None,
-    cls=RegistryChoice,
     registry=_designs,
+    default=None,
     help="Another design over the campaign's factors (sets already planned are skipped).",
 )
-@click.option("--design-opt", "design_opts", multiple=True, metavar="KEY=VALUE")
+@kv_option("--design-opt", "design_opts")
 @runs_option(1, "Runs of each new set.", old=("--replicates",))
 @click.option("--seed", type=SEED, help="Random seed for the design and the run order.")
 @precision_option(

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import RegistryChoice, kv, resolved
+from perflab.cli.app import kv, kv_option, registry_option, resolved
 from perflab.errors import PerflabError
 from perflab.spec import RunSpec
 
@@ -37,23 +37,15 @@ timeout_option = click.option(
 )
 
 RUN_OPTIONS = [
-    click.option(
+    registry_option(
         "--target",
         "-t",
-        default="parsl-htex",
-        show_default=True,
-        cls=RegistryChoice,
         registry=_engines,
+        default="parsl-htex",
         help="Engine (task system) to measure.",
     ),
-    click.option(
-        "--workload",
-        "-w",
-        default="noop",
-        show_default=True,
-        cls=RegistryChoice,
-        registry=_workloads,
-        help="What each task does.",
+    registry_option(
+        "--workload", "-w", registry=_workloads, default="noop", help="What each task does."
     ),
     click.option(
         "--tasks", "-n", type=int, help="Run exactly N counted tasks (after the warm-up)."
@@ -77,21 +69,9 @@ RUN_OPTIONS = [
     ),
     click.option("--task-ms", type=float, help="sleep: milliseconds per task."),
     click.option("--task-us", type=float, help="cpu: microseconds of busy loop per task."),
-    click.option(
-        "--param",
-        "params",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="Any workload parameter (repeatable).",
-    ),
+    kv_option("--param", "params", "Any workload parameter (repeatable)."),
     click.option("--workers", type=int, help="Workers (per node for HTEX). Default: cores."),
-    click.option(
-        "--opt",
-        "opts",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="Engine option, e.g. prefetch_capacity=100 (repeatable).",
-    ),
+    kv_option("--opt", "opts", "Engine option, e.g. prefetch_capacity=100 (repeatable)."),
     click.option(
         "--parsl-config",
         type=click.Path(),

@@ -23,10 +23,16 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.exact import EXACT_RTOL
-from perflab.analysis.stats import bootstrap_ci, norm_ppf, paired_t, split_level, welch_p
+from perflab.analysis.stats import (
+    bootstrap_ci,
+    norm_ppf,
+    paired_t,
+    split_level,
+    t_interval,
+    welch_p,
+)
+from perflab.run.record import HIGHER_IS_BETTER as HIGHER_IS_BETTER  # compare names it too
 
-#: Metrics where a larger value is better; every other metric is a cost (lower is better).
-HIGHER_IS_BETTER = frozenset({"tasks_per_s"})
 VERDICTS = ("faster", "slower", "no difference", "inconclusive")
 BOOTSTRAP_RESAMPLES = 2000
 
@@ -285,12 +291,21 @@ def pair_sd(values: Sequence[float]) -> float:
     return float(diffs.std(ddof=1)) if len(diffs) > 1 else 0.0
 
 
-def geo_mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Geometric mean of positive values with a BCa bootstrap CI (the point when n < 3)."""
+def geo_mean_ci(
+    values: Sequence[float], confidence: float = 0.95
+) -> tuple[float, float | None, float | None]:
+    """Geometric mean of positive values with a BCa bootstrap CI; with two values, the
+    Student-t interval of the logs (a bootstrap of two resamples three points); with one,
+    no interval (None). Identical values: the point, exactly."""
     logs = np.log(np.asarray(values, float))
     m = float(logs.mean())
-    if len(logs) < 3 or np.ptp(logs) == 0:
+    if len(logs) < 2:
+        return math.exp(m), None, None
+    if np.ptp(logs) == 0:
         return math.exp(m), math.exp(m), math.exp(m)
+    if len(logs) == 2:
+        lo, hi = t_interval(confidence, 1, loc=m, scale=float(np.std(logs, ddof=1)) / math.sqrt(2))
+        return math.exp(m), math.exp(lo), math.exp(hi)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lo, hi = bootstrap_ci(
@@ -311,4 +326,5 @@ def location(values: Sequence[float]) -> dict[str, float]:
     if not values:
         return {}
     gm, lo, hi = geo_mean_ci(values)
-    return {"geo_mean": gm, "ci_low": lo, "ci_high": hi, "median": float(np.median(values))}
+    out = {"geo_mean": gm, "median": float(np.median(values))}
+    return out if lo is None or hi is None else {**out, "ci_low": lo, "ci_high": hi}

@@ -11,6 +11,10 @@ from perflab.run.record import RunRecord
 
 #: A figure: (file name, title, plotnine plot, caption).
 FigureSpec = tuple[str, str, Any, str]
+TRACE_OVERHEAD = (
+    "strace stops each traced system call (a seccomp filter lets the others through), so "
+    "traced calls and the run's wall time are slower than in a timing run."
+)
 
 
 @dataclass
@@ -52,3 +56,10 @@ class ProfileKind:
     def figures(self, results: dict[str, dict[str, Any]]) -> list[FigureSpec]:
         """Figures over every profiled run's results (label -> this kind's results)."""
         return []
+
+
+class TracedKind(ProfileKind):
+    """A kind read from the system-call trace of the run's whole tree (``data.trace``)."""
+
+    traced = True
+    overhead = TRACE_OVERHEAD

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from perflab.profile import PROFILE_KINDS
-from perflab.profile.base import FigureSpec, ProfileData, ProfileKind
+from perflab.profile.base import FigureSpec, ProfileData, TracedKind
 from perflab.profile.figures import BIN_LABELS, histogram
 from perflab.profile.strace import WRITE_CALLS, Trace
 
@@ -19,10 +19,6 @@ from perflab.profile.strace import WRITE_CALLS, Trace
 BINS = tuple(zip(BIN_LABELS, (100, 1024, 10 * 1024, 100 * 1024, 1024 * 1024, None), strict=True))
 SMALL = 1024
 MIB = 1024 * 1024
-TRACE_OVERHEAD = (
-    "strace stops each traced system call (a seccomp filter lets the others through), so "
-    "traced calls and the run's wall time are slower than in a timing run."
-)
 
 
 def size_bin(n: int) -> str:
@@ -137,10 +133,8 @@ def write_time_in_windows(
 
 
 @PROFILE_KINDS.register
-class IoKind(ProfileKind):
+class IoKind(TracedKind):
     name = "io"
-    traced = True
-    overhead = TRACE_OVERHEAD
 
     def analyze(self, data: ProfileData) -> dict[str, Any]:
         assert data.trace is not None

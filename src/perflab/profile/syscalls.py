@@ -14,9 +14,8 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from perflab.profile import PROFILE_KINDS
-from perflab.profile.base import FigureSpec, ProfileData, ProfileKind
+from perflab.profile.base import FigureSpec, ProfileData, TracedKind
 from perflab.profile.figures import syscall_bars
-from perflab.profile.io import TRACE_OVERHEAD
 from perflab.profile.strace import FILE_CLASSES, Trace, iter_file_calls
 
 CLASSES = (*FILE_CLASSES, "fstat")
@@ -158,10 +157,8 @@ def project(
 
 
 @PROFILE_KINDS.register
-class SyscallsKind(ProfileKind):
+class SyscallsKind(TracedKind):
     name = "syscalls"
-    traced = True
-    overhead = TRACE_OVERHEAD
 
     def analyze(self, data: ProfileData) -> dict[str, Any]:
         assert data.trace is not None

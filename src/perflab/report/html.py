@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pandas as pd
 
 from perflab.analysis.data import Dataset
 from perflab.analysis.reach import DEFAULT_TARGET, reach, run_seconds
+from perflab.display import decimals, number
 from perflab.files import atomic_write
 from perflab.report.assemble import build
 from perflab.report.interactive import write_interactive
@@ -119,6 +121,7 @@ def write_report(
         n_runs=len(runs),
         run_columns=cols,
         claim_text=claim_text,
+        num=partial(number, digits=decimals(a.get("best_us"))),  # the terminal's decimals
         unit=metric_unit(a["metric"]),  # the terminal's wording, from the same function
         numeric={"us_per_task", "tasks_per_s", "utilization"},
         seconds=time.perf_counter() - t0,

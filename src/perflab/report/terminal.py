@@ -22,6 +22,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from perflab.display import decimals
 from perflab.run.record import RunRecord, metric_unit
 
 err_console = Console(stderr=True)
@@ -183,14 +184,19 @@ def print_campaigns(rows: list[dict[str, Any]], where: str) -> None:
     Console().print(table)
 
 
-def ci_text(v: dict[str, Any]) -> str:
+def ci_text(v: dict[str, Any], digits: int = 1) -> str:
     if v["ci_low"] is None or v["ci_high"] is None:
         return "n/a (aliased)" if v.get("aliases") else "n/a (not assessable)"
-    return f"{v['ci_low']:,.1f} .. {v['ci_high']:,.1f}"
+    return f"{v['ci_low']:,.{digits}f} .. {v['ci_high']:,.{digits}f}"
 
 
 def num(v: float | None, fmt: str = ",.1f") -> str:
     return "n/a" if v is None else format(v, fmt)
+
+
+def _digits(a: dict[str, Any]) -> int:
+    """The decimals of an analysis's numbers: from its metric's level (the best set's)."""
+    return decimals(a.get("best_us"))
 
 
 def summary_lines(a: dict[str, Any]) -> list[tuple[str, str]]:
@@ -297,6 +303,7 @@ def print_analysis(a: dict[str, Any], wide: bool = False) -> None:
             "(its benefit may not hold near the optimum)"
         )
     _effects_table(console, a, wide)
+    dd = _digits(a)
     if "headline" in a:
         console.print(escape(a["headline"]["text"]))
     assessable = [r for r in a["interactions"] if r["effect_us"] is not None]
@@ -313,7 +320,12 @@ def print_analysis(a: dict[str, Any], wide: bool = False) -> None:
                 Col("claim"),
             ],
             [
-                [f"{r['a']} × {r['b']}", num(r["effect_us"]), ci_text(r), r.get("claim", "")]
+                [
+                    f"{r['a']} × {r['b']}",
+                    num(r["effect_us"], f",.{dd}f"),
+                    ci_text(r, dd),
+                    r.get("claim", ""),
+                ]  # fmt: skip
                 for r in assessable[:5]
             ],
             wide,
@@ -323,15 +335,17 @@ def print_analysis(a: dict[str, Any], wide: bool = False) -> None:
     sh = a["shapley"]
     unit = metric_unit(a.get("metric", "us_per_task"))
     console.print(
-        f"Shapley attribution of {sh['total_us']:,.1f} {unit} "
+        f"Shapley attribution of {sh['total_us']:,.{dd}f} {unit} "
         f"({sh['measured_sets']}/{sh['sets']} subsets measured, the rest modelled):"
     )
     for f, v in sorted(sh["values"].items(), key=lambda kv: kv[1]):
-        console.print(f"  {f:32s} {v:10,.1f}")
+        console.print(f"  {f:32s} {v:10,.{dd}f}")
     m = a["models"]
     console.print(
         f"models (R², CV RMSE {unit}, folds over sets): "
-        + ", ".join(f"{k} {num(v['r2'], '.3f')}/{num(v['cv_rmse_us'])}" for k, v in m.items())
+        + ", ".join(
+            f"{k} {num(v['r2'], '.3f')}/{num(v['cv_rmse_us'], f',.{dd}f')}" for k, v in m.items()
+        )  # fmt: skip
         + f"; predictions from: {a['better_model']}"
     )
     if a["noise"]["noisy_sets"]:
@@ -351,15 +365,16 @@ def _effects_table(console: Console, a: dict[str, Any], wide: bool = False) -> N
         Col("claim"),
         Col("mean delta", "right", drop=1, no_wrap=True),
     ]
+    dd = _digits(a)
     rows = [
         [
             f,
             v["category"],
-            num(v["effect_us"]),
-            ci_text(v),
+            num(v["effect_us"], f",.{dd}f"),
+            ci_text(v, dd),
             num(v.get("p_adj"), ".3g"),
             claim_text(v),
-            num(v["mean_delta_us"]),
+            num(v["mean_delta_us"], f",.{dd}f"),
         ]
         for f, v in sorted(a["factors"].items(), key=lambda kv: num_key(kv[1]["effect_us"]))
     ]

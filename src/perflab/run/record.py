@@ -55,6 +55,9 @@ def metric_unit(metric: str) -> str:
     return METRIC_UNITS.get(metric, metric)
 
 
+#: Metrics where a larger value is better; every other metric is a cost (lower is better).
+HIGHER_IS_BETTER = frozenset({"tasks_per_s"})
+
 #: Each metric's sign rule: time-like scores and rates must be > 0 (a run cannot take no
 #: time), counts and resources >= 0. Every value must be finite. Black-box scores and
 #: imported CSVs are held to the same rules.

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from perflab.campaign.store import Store
@@ -14,10 +16,37 @@ from perflab.spec import RunSpec
 OnResult = Callable[[RunRecord, int, int], None]
 
 
+@dataclass
+class Work:
+    """One call's pending runs ``(seq, spec)``, the store their records go to, the duration
+    budget's end (``time.monotonic()``) and whom to tell of each stored run."""
+
+    store: Store
+    pending: list[tuple[int, RunSpec]]
+    deadline: float | None
+    on_result: OnResult | None
+    #: Runs finished so far (what ``on_result`` is told).
+    finished: int = 0
+
+    def over(self) -> bool:
+        """Whether the budget is spent: no run is started after it."""
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    def finish(self, record: RunRecord, seq: int) -> bool:
+        """Store a run's record and tell ``on_result``; True for an attempt an
+        infrastructure failure spoiled (``store_result``)."""
+        unmeasured = store_result(self.store, record, seq)
+        self.finished += 1
+        if self.on_result:
+            self.on_result(record, self.finished, len(self.pending))
+        return unmeasured
+
+
 class Runner:
     """Measures a campaign's pending runs. The driver's process is the store's only writer:
     a runner stores each record as soon as it is back, so a killed driver loses at most the
-    runs in flight. ``options`` declares the accepted options (``Opt``)."""
+    runs in flight. ``options`` declares the accepted options (``Opt``); ``execute`` measures
+    the runs."""
 
     name: ClassVar[str] = ""
     options: ClassVar[dict[str, Opt]] = {}
@@ -33,6 +62,12 @@ class Runner:
         deadline: float | None,
         on_result: OnResult | None,
     ) -> None:
+        """Measure ``pending`` (the campaign driver's call), stopping at ``deadline``."""
+        self.execute(Work(store, pending, deadline, on_result))
+
+    def execute(self, work: Work) -> None:
+        """Measure the work's runs, each record handed to ``work.finish`` once it is back;
+        start none once ``work.over()``."""
         raise NotImplementedError
 
 

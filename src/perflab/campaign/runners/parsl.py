@@ -18,8 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from perflab.campaign.runners import RUNNERS
-from perflab.campaign.runners.base import OnResult, Runner, store_result
-from perflab.campaign.store import Store
+from perflab.campaign.runners.base import Runner, Work, store_result
 from perflab.engines.parsl_common import (
     launch_initial_blocks,
     load_config_file,
@@ -103,38 +102,21 @@ class ParslRunner(Runner):
         # checked here, before the campaign's lease or any run is taken
         self.config = check_config(self.opts["parsl_config"])
 
-    def run(
-        self,
-        store: Store,
-        pending: list[tuple[int, RunSpec]],
-        deadline: float | None,
-        on_result: OnResult | None,
-    ) -> None:
-        if not self.opts["parsl_config"]:
-            raise PerflabError(
-                "the parsl runner needs a Parsl config file (campaign run --parsl-config, "
-                "tune --runner-config)"
-            )
+    def execute(self, work: Work) -> None:
         config, self.config = self.config, None
-        if config is None:  # a second run() of this runner: Parsl loads a config once
+        if config is None:  # a second run of this runner: Parsl loads a config once
             config = check_config(self.opts["parsl_config"])
-        run_parsl(store, pending, config, deadline, on_result)
+        run_parsl(work, config)
 
 
-def run_parsl(
-    store: Store,
-    pending: list[tuple[int, RunSpec]],
-    config: Any,
-    deadline: float | None,
-    on_result: OnResult | None,
-) -> None:
+def run_parsl(work: Work, config: Any) -> None:
     """Send each pending run to the config's workers; store each record as it comes back."""
     import parsl
     from parsl.app.python import PythonApp
 
     from perflab.batch.slurmjobs import JobWatch, Leftovers
 
-    if not pending:
+    if not work.pending:
         return
     scripts_on_path()
     providers = slurm_providers(config)
@@ -151,9 +133,9 @@ def run_parsl(
         def submit(spec: RunSpec) -> Future[Any]:
             return app(spec.to_dict(), info)
 
-        futures = {submit(spec): (seq, spec) for seq, spec in pending}
+        futures = {submit(spec): (seq, spec) for seq, spec in work.pending}
         watch = JobWatch(providers) if providers else None
-        _collect(store, futures, submit, watch, leftovers, dfk, deadline, on_result)
+        _collect(work, futures, submit, watch, leftovers, dfk)
     finally:
         dfk.cleanup()
         parsl.clear()
@@ -162,17 +144,14 @@ def run_parsl(
 
 
 def _collect(
-    store: Store,
+    work: Work,
     futures: dict[Future[Any], tuple[int, RunSpec]],
     submit: Any,
     watch: Any,
     leftovers: Any,
     dfk: Any,
-    deadline: float | None,
-    on_result: OnResult | None,
 ) -> None:
-    left, n = set(futures), 0
-    total = len(futures)
+    left = set(futures)
     attempts = {seq: 1 for seq, _ in futures.values()}
     lost: list[_Lost] = []  # attempts lost with their worker, waiting for Slurm's word
     while left or lost:
@@ -208,16 +187,13 @@ def _collect(
             record = _result(fut, spec, gone or (watch.reason() if watch else ""))
             if record is None:
                 continue
-            store_result(store, record, seq)
-            n += 1
-            if on_result:
-                on_result(record, n, total)
-        over = bool(gone) or (deadline is not None and time.monotonic() > deadline)
+            work.finish(record, seq)
+        over = bool(gone) or work.over()
         for item in list(lost):
             said = watch.reason_on(item.host) if item.host else ""
             if said or over or time.monotonic() - item.at > REASON_WAIT_S:
                 lost.remove(item)
-                store_result(store, item.record(said), item.seq)
+                store_result(work.store, item.record(said), item.seq)
         if over:
             return
 

@@ -29,12 +29,18 @@ def substitute(value: Any, level: Any) -> Any:
 
 
 class FactorKind:
-    """One kind of effect. ``keys`` are the catalog keys it owns inside a factor's table."""
+    """One kind of effect. ``keys`` are the catalog keys it owns inside a factor's table:
+    by default its ``name`` alone (``package = ...`` for the kind ``package``)."""
 
     name: ClassVar[str] = ""
     keys: ClassVar[tuple[str, ...]] = ()
     #: Whether a black-box command target can take this kind of effect.
     for_commands: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name and not cls.keys:
+            cls.keys = (cls.name,)
 
     def parse(self, factor: str, key: str, value: Any, where: str, base_dir: Path) -> Any:
         """Check the catalog value; raise PerflabError naming ``where`` when it is wrong.

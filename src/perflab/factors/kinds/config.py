@@ -9,5 +9,4 @@ from perflab.factors.kinds.base import TableKind
 @FACTOR_KINDS.register
 class ConfigKind(TableKind):
     name = "config"
-    keys = ("config",)
     field = "engine_options"

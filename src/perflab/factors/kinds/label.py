@@ -22,7 +22,6 @@ from perflab.spec import RunSpec
 @FACTOR_KINDS.register
 class LabelKind(FactorKind):
     name = "label"
-    keys = ("label",)
     for_commands = True
 
     def parse(self, factor: str, key: str, value: Any, where: str, base_dir: Path) -> Any:

@@ -26,7 +26,6 @@ from perflab.spec import RunSpec
 @FACTOR_KINDS.register
 class PackageKind(FactorKind):
     name = "package"
-    keys = ("package",)
     #: A black-box command finds the venv's `python` first on PATH.
     for_commands = True
 

@@ -23,7 +23,6 @@ from perflab.spec import RunSpec
 @FACTOR_KINDS.register
 class PatchKind(FactorKind):
     name = "patch"
-    keys = ("patch",)
 
     def parse(self, factor: str, key: str, value: Any, where: str, base_dir: Path) -> Any:
         table = dict(expect_table(value, where, key))

@@ -34,7 +34,6 @@ KEYS = {"bundle", "trim_path"}
 @FACTOR_KINDS.register
 class StartupKind(FactorKind):
     name = "startup"
-    keys = ("startup",)
     for_commands = True
 
     def parse(self, factor: str, key: str, value: Any, where: str, base_dir: Path) -> Any:

@@ -27,7 +27,6 @@ from perflab.spec import RunSpec
 @FACTOR_KINDS.register
 class TransformKind(FactorKind):
     name = "transform"
-    keys = ("transform",)
     #: A black-box command's `python` is the run's interpreter (the venv's, first on PATH),
     #: and the transformed copy is first on its PYTHONPATH.
     for_commands = True

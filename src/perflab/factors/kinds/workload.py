@@ -9,5 +9,4 @@ from perflab.factors.kinds.base import TableKind
 @FACTOR_KINDS.register
 class WorkloadKind(TableKind):
     name = "workload"
-    keys = ("workload",)
     field = "params"

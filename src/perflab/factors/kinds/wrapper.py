@@ -26,7 +26,6 @@ CPU_LIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 @FACTOR_KINDS.register
 class WrapperKind(FactorKind):
     name = "wrapper"
-    keys = ("wrapper",)
     for_commands = True
 
     def parse(self, factor: str, key: str, value: Any, where: str, base_dir: Path) -> Any:
