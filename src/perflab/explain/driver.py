@@ -75,6 +75,10 @@ def explain(
     )
     out["stages"]["step"] = len(rows)
     step = _step(plan, rows, metric, setup)
+    if base.command is not None:  # a user's program: which release each side imported
+        step["releases"] = release_proofs(plan, rows, setup)
+        unproven = [p["unproven"] for p in step["releases"].values() if p.get("unproven")]
+        step["failed"] = step.get("failed") or (unproven[0] if unproven else None)
     out["step"] = step
     if step.get("failed"):
         out["verdict"] = f"step failed: {step['failed']}"
@@ -235,6 +239,42 @@ def screen_summary(
                           "why": "unassessable: never varies among the ok runs"}  # fmt: skip
     effects = {f: effects[f] for f in factors}
     return {"runs": runs, "failed": len(failed), "does_not_run": culprits, "effects": effects}
+
+
+def release_proofs(
+    plan: list[tuple[str, int, list[str]]], rows: list[Any], setup: Setup
+) -> dict[str, dict[str, Any]]:
+    """Per side of the step, the release its measured runs imported: A's from its package
+    factor's proof, B's from the run's own (``measurement.releases``); the versions and
+    processes seen, and why a side is unproven (an ok run where no process imported it)."""
+    out: dict[str, dict[str, Any]] = {}
+    for cond, want in ((A, setup.a), (B, setup.b)):
+        recs = [rec for (c, _, _), (_, rec) in zip(plan, rows, strict=True)
+                if c == cond and rec is not None and rec.status == "ok"]  # fmt: skip
+        proofs = [_side_proof(rec, cond, want) for rec in recs]
+        seen = [p for ps in proofs for p in ps]
+        side: dict[str, Any] = {
+            "release": want,
+            "runs": len(recs),
+            "proven": sum(1 for ps in proofs if ps),
+            "versions": sorted({str(p.get("version")) for p in seen}),
+            "processes": sorted({str((p.get("process") or {}).get("argv0")) for p in seen}),
+        }
+        if side["proven"] < side["runs"]:
+            side["unproven"] = (
+                f"release {cond} ({setup.package} {want}): in {side['runs'] - side['proven']} "
+                f"of {side['runs']} runs no Python process of the command imported it"
+            )
+        out[cond] = side
+    return out
+
+
+def _side_proof(rec: Any, cond: str, want: str) -> list[dict[str, Any]]:
+    m = rec.measurement or {}
+    if cond == A:
+        return list((m.get("treated") or {}).get("release_a") or [])
+    mine = [v for k, v in (m.get("releases") or {}).items() if k.partition("==")[2] == want]
+    return [p for ps in mine for p in ps]
 
 
 def cause(records: list[Any]) -> str:

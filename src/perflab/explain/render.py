@@ -44,6 +44,12 @@ def lines(result: dict[str, Any]) -> list[str]:
             f"{st['ci_low']:.3f}–{st['ci_high']:.3f}, {p_text(st['p_value'])}, "
             f"{st['n_a']} rounds): {st['verdict']}"
         )
+    for side, proof in (st.get("releases") or {}).items():  # a user's program: proven imports
+        out.append(
+            f"release {side} ({proof['release']}): imported in {proof['proven']} of "
+            f"{proof['runs']} ok runs, by {', '.join(proof['processes']) or 'no process'} "
+            f"(version {', '.join(proof['versions']) or 'none'})"
+        )
     if "failed" in r["verdict"]:
         out.append(r["verdict"])
     if r["verdict"] == "nothing to explain":
