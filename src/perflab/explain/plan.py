@@ -32,6 +32,7 @@ from perflab.compare.gate import metric_value
 from perflab.errors import PerflabError
 from perflab.explain import defaults as dflt
 from perflab.explain import hunks
+from perflab.explain.dask_config import config_factors
 from perflab.factors.requirements import check_requirement
 from perflab.factors.sources import locate, modules
 from perflab.factors.transforms import parse_transform
@@ -102,6 +103,7 @@ def make_plan(setup: Setup) -> ExplainPlan:
         dflt.classes_for(base.target, base.command, setup.package)
     )
     changes: list[dflt.DefaultChange] = []
+    config: list[dict[str, Any]] = []
     if classes:
         da = dflt.introspect(py[setup.a], classes, f"{setup.package} {setup.a}")
         db = dflt.introspect(py[setup.b], classes, f"{setup.package} {setup.b}")
@@ -130,6 +132,8 @@ def make_plan(setup: Setup) -> ExplainPlan:
                 "category": "safe_config",
                 "transform": [c.transform(setup.package)],
             }
+    if base.command is not None:  # a Dask program: the dask.config defaults that changed
+        config = config_factors(setup.package, py, (setup.a, setup.b), tables, listed)
     for name, opt in safety.get("factors", {}).items():
         tables[name] = {
             "description": f"A's default {opt}",
@@ -139,7 +143,13 @@ def make_plan(setup: Setup) -> ExplainPlan:
     folder = private_dir(home_dir("explain") / setup.name)
     atomic_write(folder / "step.toml", to_toml({"release_a": tables["release_a"]}))
     prep = ExplainPlan(
-        folder / "step.toml", [], [c.to_dict() for c in changes], [], listed, safety, base_b
+        folder / "step.toml",
+        [],
+        [*(c.to_dict() for c in changes), *config],
+        [],
+        listed,
+        safety,
+        base_b,
     )
     prep.tables, prep.python = tables, py
     prep.keep = {c.function for c in changes if not c.left_out}
