@@ -107,9 +107,9 @@ HOOK_FILES = {
 def arm(env: dict[str, str], spec: RunSpec, run_dir: Path) -> None:
     """Put the hook into a command's run: its files in the (0700) run directory, and its
     folder first on the command's ``PYTHONPATH`` (``env`` is changed in place). The
-    treatment file holds the config factors' operations and the packages whose import the
-    hook reports (the transformed ones and a package factor's: proof that the treated copy,
-    or the factor's release, is the one imported)."""
+    treatment file holds the config factors' operations and the modules whose import the
+    hook reports (the transformed packages', and those a package factor's or the run's own
+    release installs: proof that the treated copy, or the release, is the one imported)."""
     hook = run_dir / HOOK_DIR
     hook.mkdir(mode=0o700)
     (run_dir / PROOF_DIR).mkdir(mode=0o700)

@@ -11,8 +11,8 @@ Python process (a shell script, a compiled program) cannot run the hook: its env
 rundir factors are then proven only by how perflab launched it, and the record says so. A
 ``package`` factor (another release in a private venv, first on the command's ``PATH``) is
 proven by the release of the package each process imported (read beside the file it
-imported), so a command that runs another interpreter fails instead of measuring the wrong
-release.
+imported; the modules watched are those the distribution installs, :func:`release_modules`),
+so a command that runs another interpreter fails instead of measuring the wrong release.
 """
 
 from __future__ import annotations
