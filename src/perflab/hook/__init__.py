@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from perflab.files import create_private
-from perflab.hook.seen import is_seen, judge_seen, module_of, release_modules, release_proof
+from perflab.hook.seen import (
+    NOT_IMPORTED,
+    is_seen,
+    judge_seen,
+    module_of,
+    release_modules,
+    release_proof,
+)
 from perflab.spec import RunSpec
 
 HOOK_DIR = "hook"
@@ -154,7 +161,7 @@ def judge_releases(
     for op in release_ops(spec):
         where, why = release_proof(op, facts, spec.python)
         name = f"{op['package']}=={op['version']}"
-        if why and why.startswith("no Python process"):
+        if why and why.startswith(NOT_IMPORTED):
             proofs[name] = []
         elif why:
             causes.append(f"{name}: {why}")

@@ -30,6 +30,8 @@ PROGRAM_DIR = "program"
 MAX_FACTS = 8
 #: How far above an imported file its release's ``*.dist-info`` is looked for.
 MAX_DEPTH = 8
+#: How a release's proof begins when no process imported it.
+NOT_IMPORTED = "no Python process of the command imported"
 LAUNCH = "perflab's launch (no Python process of the command ran the hook)"
 
 
@@ -309,7 +311,7 @@ def release_proof(
     mods = release_modules(op["package"], python)
     imports = [f for f in facts if f.get("fact") == "import" and f.get("package") in mods]
     if not imports:
-        return [], f"no Python process of the command imported {', '.join(mods)}"
+        return [], f"{NOT_IMPORTED} {', '.join(mods)}"
     where = []
     for f in imports:
         got = imported_version(str(f.get("file") or ""), op["package"]) or f.get("version")
