@@ -83,3 +83,22 @@ def test_the_runs_own_release_is_proven_in_each_process(tmp_path: Path) -> None:
     # a source tree has no version to prove
     tree = RunSpec(command="python app.py", packages=[str(tmp_path / "yaml-src")])
     assert judge_releases(tree, [_import("yaml")]) == ({}, [])
+
+
+def test_explain_reads_the_source_of_the_module_a_distribution_installs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``explain --package PyYAML``: the function-level changes are yaml's (the source the
+    program imports), not a package named PyYAML that no one can import."""
+    from types import SimpleNamespace
+
+    from perflab.explain import plan
+
+    monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(plan, "prepare", lambda spec: SimpleNamespace(python=PYTHON))
+    setup = plan.Setup("y", "PyYAML", "6.0", "6.0.1", RunSpec(command="python app.py"), ["x"])
+    prep = plan.make_plan(setup)
+    assert prep.module == "yaml"
+    assert prep.tables["release_a"]["package"] == {"PyYAML": "6.0"}  # the release: pip's name
+    plan.add_sources(setup, prep)  # one interpreter for both: yaml's source, unchanged
+    assert prep.factors == [] and prep.catalog.name == "factors.toml"
