@@ -9,8 +9,7 @@ import math
 import random
 from typing import Any
 
-from perflab.explain.estimate import focus_estimates
-from perflab.explain.plan import contained
+from perflab.explain.estimate import contained, focus_estimates
 from perflab.explain.render import lines
 
 MOD, DFLT = "revert_modules_1", "dflt_Worker_rounds"

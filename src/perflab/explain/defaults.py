@@ -32,7 +32,9 @@ TARGET_CLASSES: dict[str, tuple[str, ...]] = {
 #: the releases: every engine target's of that package (the program passes its own keywords,
 #: so none is left out as perflab's).
 COMMAND_CLASSES: dict[str, tuple[str, ...]] = {
-    "parsl": tuple(dict.fromkeys(TARGET_CLASSES["parsl-htex"] + TARGET_CLASSES["parsl-threads"]))
+    "parsl": tuple(dict.fromkeys(TARGET_CLASSES["parsl-htex"] + TARGET_CLASSES["parsl-threads"])),
+    # and its dask.config defaults (explain/dask_config.py): most of Dask's tuning is there
+    "distributed": ("distributed:LocalCluster", "distributed:Client"),
 }
 
 

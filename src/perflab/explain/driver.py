@@ -11,14 +11,13 @@ from typing import Any
 
 from perflab.campaign.store import Store
 from perflab.compare.stats import HIGHER_IS_BETTER, decide
-from perflab.explain.estimate import ALL, A, B, focus_estimates, screen_effects
+from perflab.explain.estimate import ALL, A, B, contained, focus_estimates, screen_effects
 from perflab.explain.plan import (
     ExplainPlan,
     OnStage,
     Setup,
     add_module_revert,
     add_sources,
-    contained,
     made,
     make_plan,
     rounds,
@@ -116,17 +115,22 @@ def _measure_step(
     every = ["release_a", *prep.factors]
     if looks is None:
         rows = stage(store, name, prep.base_b, prep.catalog, every, sets, info, on_stage)
-        return {**_step(plan, rows, metric_of(setup), setup), "rows": len(rows)}
-    made(store, name, prep.base_b, prep.catalog, every, sets, info)
-    budget, round_s = setup.step_budget or (math.inf, 0.0)
-    t0 = time.monotonic()
+        step = _step(plan, rows, metric_of(setup), setup)
+    else:
+        made(store, name, prep.base_b, prep.catalog, every, sets, info)
+        budget, round_s = setup.step_budget or (math.inf, 0.0)
+        t0 = time.monotonic()
 
-    def out_of_time() -> bool:
-        return time.monotonic() - t0 + round_s > budget
+        def out_of_time() -> bool:
+            return time.monotonic() - t0 + round_s > budget
 
-    rows, step = run_step(store, name, plan, setup, on_stage, out_of_time)
-    if "ratio" not in step:  # fewer than 2 pairs measured: what stopped the runs
-        step["failed"] = cause([rec for _, rec in rows])
+        rows, step = run_step(store, name, plan, setup, on_stage, out_of_time)
+        if "ratio" not in step:  # fewer than 2 pairs measured: what stopped the runs
+            step["failed"] = cause([rec for _, rec in rows])
+    if prep.base_b.command is not None:  # a user's program: which release each side imported
+        step["releases"] = release_proofs(plan[: len(rows)], rows, setup)
+        unproven = [p["unproven"] for p in step["releases"].values() if p.get("unproven")]
+        step["failed"] = step.get("failed") or (unproven[0] if unproven else None)
     return {**step, "rows": sum(rec is not None for _, rec in rows)}
 
 
@@ -271,6 +275,42 @@ def screen_summary(
                           "why": "unassessable: never varies among the ok runs"}  # fmt: skip
     effects = {f: effects[f] for f in factors}
     return {"runs": runs, "failed": len(failed), "does_not_run": culprits, "effects": effects}
+
+
+def release_proofs(
+    plan: list[tuple[str, int, list[str]]], rows: list[Any], setup: Setup
+) -> dict[str, dict[str, Any]]:
+    """Per side of the step, the release its measured runs imported: A's from its package
+    factor's proof, B's from the run's own (``measurement.releases``); the versions and
+    processes seen, and why a side is unproven (an ok run where no process imported it)."""
+    out: dict[str, dict[str, Any]] = {}
+    for cond, want in ((A, setup.a), (B, setup.b)):
+        recs = [rec for (c, _, _), (_, rec) in zip(plan, rows, strict=True)
+                if c == cond and rec is not None and rec.status == "ok"]  # fmt: skip
+        proofs = [_side_proof(rec, cond, want) for rec in recs]
+        seen = [p for ps in proofs for p in ps]
+        side: dict[str, Any] = {
+            "release": want,
+            "runs": len(recs),
+            "proven": sum(1 for ps in proofs if ps),
+            "versions": sorted({str(p.get("version")) for p in seen}),
+            "processes": sorted({str((p.get("process") or {}).get("argv0")) for p in seen}),
+        }
+        if side["proven"] < side["runs"]:
+            side["unproven"] = (
+                f"release {cond} ({setup.package} {want}): in {side['runs'] - side['proven']} "
+                f"of {side['runs']} runs no Python process of the command imported it"
+            )
+        out[cond] = side
+    return out
+
+
+def _side_proof(rec: Any, cond: str, want: str) -> list[dict[str, Any]]:
+    m = rec.measurement or {}
+    if cond == A:
+        return list((m.get("treated") or {}).get("release_a") or [])
+    mine = [v for k, v in (m.get("releases") or {}).items() if k.partition("==")[2] == want]
+    return [p for ps in mine for p in ps]
 
 
 def cause(records: list[Any]) -> str:

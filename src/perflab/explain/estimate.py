@@ -227,3 +227,21 @@ def residual(fit: Any, cond: str, conf: float, threshold: float) -> dict[str, An
         "high": math.exp(hi),
         "verdict": verdict,
     }
+
+
+def contained(tables: dict[str, Any], factors: list[str]) -> list[list[str]]:
+    """Each pair [x, y] of ``factors`` not varied apart: x reverts whole a module y changes
+    (a module revert holds every hunk and default of its modules), so reverting x reverts y
+    too and their shares count the same part of the step."""
+
+    def modules(f: str, whole: bool) -> set[str]:
+        ops = tables.get(f, {}).get("transform") or []
+        return {t["module"] for t in ops
+                if "module" in t and (t.get("op") == "replace_module") == whole}  # fmt: skip
+
+    return [
+        [x, y]
+        for x in factors
+        for y in factors
+        if x != y and modules(x, True) & (modules(y, False) | modules(y, True))
+    ]

@@ -33,10 +33,12 @@ from perflab.compare.precision import Looks
 from perflab.errors import PerflabError
 from perflab.explain import defaults as dflt
 from perflab.explain import hunks
+from perflab.explain.dask_config import config_factors
 from perflab.factors.requirements import check_requirement
 from perflab.factors.sources import locate, modules
 from perflab.factors.transforms import parse_transform
 from perflab.files import atomic_write, check_name, home_dir, private_dir
+from perflab.hook.seen import release_modules
 from perflab.prepare import prepare
 from perflab.prepare.transformed import transformed_tree
 from perflab.spec import RunSpec
@@ -87,6 +89,8 @@ class ExplainPlan:
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     python: dict[str, str] = field(default_factory=dict)
     keep: set[str] = field(default_factory=set)
+    #: The package's import name (PyYAML's is ``yaml``): the source's, the transforms'.
+    module: str = ""
 
 
 def make_plan(setup: Setup) -> ExplainPlan:
@@ -101,12 +105,14 @@ def make_plan(setup: Setup) -> ExplainPlan:
         for v in (setup.a, setup.b)
     }
     py = {v: prepare(s).python for v, s in spec.items()}
+    module = release_modules(setup.package, py[setup.b])[0]  # PyYAML's source is yaml's
     listed: list[str] = []
     base = setup.base
     classes = list(setup.classes) or list(
         dflt.classes_for(base.target, base.command, setup.package)
     )
     changes: list[dflt.DefaultChange] = []
+    config: list[dict[str, Any]] = []
     if classes:
         da = dflt.introspect(py[setup.a], classes, f"{setup.package} {setup.a}")
         db = dflt.introspect(py[setup.b], classes, f"{setup.package} {setup.b}")
@@ -133,8 +139,10 @@ def make_plan(setup: Setup) -> ExplainPlan:
             tables[c.factor] = {
                 "description": f"restore A's default {c.name}={c.a}",
                 "category": "safe_config",
-                "transform": [c.transform(setup.package)],
+                "transform": [c.transform(module)],
             }
+    if base.command is not None:  # a Dask program: the dask.config defaults that changed
+        config = config_factors(setup.package, py, (setup.a, setup.b), tables, listed)
     for name, opt in safety.get("factors", {}).items():
         tables[name] = {
             "description": f"A's default {opt}",
@@ -143,10 +151,9 @@ def make_plan(setup: Setup) -> ExplainPlan:
         }
     folder = private_dir(home_dir("explain") / setup.name)
     atomic_write(folder / "step.toml", to_toml({"release_a": tables["release_a"]}))
-    prep = ExplainPlan(
-        folder / "step.toml", [], [c.to_dict() for c in changes], [], listed, safety, base_b
-    )
-    prep.tables, prep.python = tables, py
+    found = [*(c.to_dict() for c in changes), *config]
+    prep = ExplainPlan(folder / "step.toml", [], found, [], listed, safety, base_b)
+    prep.tables, prep.python, prep.module = tables, py, module
     prep.keep = {c.function for c in changes if not c.left_out}
     return prep
 
@@ -154,23 +161,21 @@ def make_plan(setup: Setup) -> ExplainPlan:
 def add_sources(setup: Setup, prep: ExplainPlan) -> None:
     """The function-level changes of the modules on the measured path as factors (those
     whose transformed copy does not import are listed); the catalog of every factor."""
-    py = prep.python
-    dir_a, _ = locate(setup.package, py[setup.a])
-    dir_b, _ = locate(setup.package, py[setup.b])
-    globs = setup.modules or (
-        hunks.PARSL_PATH if setup.package == "parsl" else (f"{setup.package}*",)
-    )
-    units, more = hunks.diff_units(dir_a, dir_b, setup.package, tuple(globs), prep.keep)
+    py, pkg = prep.python, prep.module or setup.package
+    dir_a, _ = locate(pkg, py[setup.a])
+    dir_b, _ = locate(pkg, py[setup.b])
+    globs = setup.modules or (hunks.PARSL_PATH if pkg == "parsl" else (f"{pkg}*",))
+    units, more = hunks.diff_units(dir_a, dir_b, pkg, tuple(globs), prep.keep)
     prep.listed += more
-    groups = hunks.group_units(units, hunks.path_vocabulary(dir_b, setup.package, tuple(globs)))
-    groups, broken = _importable(setup.package, dir_b, py[setup.b], groups)
+    groups = hunks.group_units(units, hunks.path_vocabulary(dir_b, pkg, tuple(globs)))
+    groups, broken = _importable(pkg, dir_b, py[setup.b], groups)
     prep.listed += [f"{g.name}: does not import alone ({why})" for g, why in broken]
     tables = prep.tables
     for g in groups:
         tables[g.name] = {
             "description": f"revert {', '.join(u.qualname for u in g.units)}",
             "category": "source_keep",
-            "transform": g.transforms(setup.package),
+            "transform": g.transforms(pkg),
         }
     prep.catalog = prep.catalog.with_name("factors.toml")
     atomic_write(prep.catalog, to_toml(tables))
@@ -186,15 +191,16 @@ def add_module_revert(setup: Setup, prep: ExplainPlan, failed: list[str]) -> str
     mods = sorted({u.split(":", 1)[0] for u in units})
     if not mods:
         return None
-    dir_a, _ = locate(setup.package, prep.python[setup.a])
-    files = modules(dir_a, setup.package)
+    pkg = prep.module or setup.package
+    dir_a, _ = locate(pkg, prep.python[setup.a])
+    files = modules(dir_a, pkg)
     name = f"revert_modules_{len(mods)}"
     prep.tables[name] = {
         "description": f"A's {', '.join(mods)} (whole modules)",
         "category": "source_keep",
         "transform": [
             {
-                "package": setup.package,
+                "package": pkg,
                 "op": "replace_module",
                 "module": m,
                 "value": files[m].read_text(),
@@ -205,24 +211,6 @@ def add_module_revert(setup: Setup, prep: ExplainPlan, failed: list[str]) -> str
     }
     atomic_write(prep.catalog, to_toml(prep.tables))
     return name
-
-
-def contained(tables: dict[str, Any], factors: list[str]) -> list[list[str]]:
-    """Each pair [x, y] of ``factors`` not varied apart: x reverts whole a module y changes
-    (a module revert holds every hunk and default of its modules), so reverting x reverts y
-    too and their shares count the same part of the step."""
-
-    def modules(f: str, whole: bool) -> set[str]:
-        ops = tables.get(f, {}).get("transform") or []
-        return {t["module"] for t in ops
-                if "module" in t and (t.get("op") == "replace_module") == whole}  # fmt: skip
-
-    return [
-        [x, y]
-        for x in factors
-        for y in factors
-        if x != y and modules(x, True) & (modules(y, False) | modules(y, True))
-    ]
 
 
 def _safety(

@@ -46,6 +46,12 @@ def lines(result: dict[str, Any]) -> list[str]:
         )
     if st.get("precision"):
         out.append(st["precision"]["line"])
+    for side, proof in (st.get("releases") or {}).items():  # a user's program: proven imports
+        out.append(
+            f"release {side} ({proof['release']}): imported in {proof['proven']} of "
+            f"{proof['runs']} ok runs, by {', '.join(proof['processes']) or 'no process'} "
+            f"(version {', '.join(proof['versions']) or 'none'})"
+        )
     if "failed" in r["verdict"]:
         out.append(r["verdict"])
     if r["verdict"].startswith("step undecided"):

@@ -11,12 +11,21 @@ from pathlib import Path
 
 from perflab.errors import PerflabError
 
-_LOCATE = (
-    "import importlib.metadata as m, importlib.util as u, json, sys\n"
-    "s = u.find_spec(sys.argv[1])\n"
-    "print(json.dumps([list(s.submodule_search_locations)[0] if s else None,"
-    " m.version(sys.argv[1].split('.')[0]) if s else None]))"
-)
+#: The package's folder and its distribution's version: the distribution named as the
+#: package (``radical.saga``) or its top module, else the one that installs that module
+#: (``yaml`` is PyYAML's, ``zmq`` pyzmq's).
+_LOCATE = """import importlib.metadata as m, importlib.util as u, json, sys
+s = u.find_spec(sys.argv[1])
+top = sys.argv[1].split(".")[0]
+v = None
+for name in [sys.argv[1], top, *(m.packages_distributions().get(top, []) if s else [])]:
+    try:
+        v = m.version(name) if s else None
+        break
+    except m.PackageNotFoundError:
+        continue
+print(json.dumps([list(s.submodule_search_locations)[0] if s and v else None, v]))
+"""
 
 
 def locate(package: str, python: str) -> tuple[Path, str]:

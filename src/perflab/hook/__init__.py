@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from perflab.files import create_private
-from perflab.hook.seen import is_seen, judge_seen
+from perflab.hook.seen import (
+    NOT_IMPORTED,
+    is_seen,
+    judge_seen,
+    module_of,
+    release_modules,
+    release_proof,
+)
 from perflab.spec import RunSpec
 
 HOOK_DIR = "hook"
@@ -107,9 +114,9 @@ HOOK_FILES = {
 def arm(env: dict[str, str], spec: RunSpec, run_dir: Path) -> None:
     """Put the hook into a command's run: its files in the (0700) run directory, and its
     folder first on the command's ``PYTHONPATH`` (``env`` is changed in place). The
-    treatment file holds the config factors' operations and the packages whose import the
-    hook reports (the transformed ones and a package factor's: proof that the treated copy,
-    or the factor's release, is the one imported)."""
+    treatment file holds the config factors' operations and the modules whose import the
+    hook reports (the transformed packages', and those a package factor's or the run's own
+    release installs: proof that the treated copy, or the release, is the one imported)."""
     hook = run_dir / HOOK_DIR
     hook.mkdir(mode=0o700)
     (run_dir / PROOF_DIR).mkdir(mode=0o700)
@@ -117,12 +124,50 @@ def arm(env: dict[str, str], spec: RunSpec, run_dir: Path) -> None:
         create_private(hook / name, (Path(__file__).parent / source).read_text())
     packages = sorted(
         {t["package"] for t in spec.transforms}
-        | {op["module"] for ops in spec.hook.values() for op in ops if op.get("on") == "package"}
+        | {
+            m
+            for op in [*(op for ops in spec.hook.values() for op in ops), *release_ops(spec)]
+            if op.get("on") == "package"
+            for m in release_modules(op["package"], spec.python)
+        }
     )
     treatment = {"version": 1, "factors": spec.hook, "packages": packages}
     create_private(run_dir / TREAT_FILE, json.dumps(treatment))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(hook), env.get("PYTHONPATH")) if p)
     env["PERFLAB_HOOK"] = "1"
+
+
+def release_ops(spec: RunSpec) -> list[dict[str, Any]]:
+    """The releases the run itself asks for (``name==version`` of its private venv: a
+    compare side's ``--package``, explain's release B), each proven like a package factor's."""
+    ops = []
+    for req in spec.packages:
+        name, sep, version = req.partition("==")
+        if sep and os.sep not in req:
+            name = name.split("[")[0].strip()
+            ops.append({"on": "package", "package": name, "module": module_of(name),
+                        "version": version.strip()})  # fmt: skip
+    return ops
+
+
+def judge_releases(
+    spec: RunSpec, facts: list[dict[str, Any]]
+) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """Per release the run asks for, each process's import of it (the file and the version
+    beside it; an empty list: no process imported it), and the causes of another release
+    imported (each fails the run: it measured the wrong release)."""
+    proofs: dict[str, list[dict[str, Any]]] = {}
+    causes: list[str] = []
+    for op in release_ops(spec):
+        where, why = release_proof(op, facts, spec.python)
+        name = f"{op['package']}=={op['version']}"
+        if why and why.startswith(NOT_IMPORTED):
+            proofs[name] = []
+        elif why:
+            causes.append(f"{name}: {why}")
+        else:
+            proofs[name] = where
+    return proofs, causes
 
 
 def read_facts(run_dir: Path) -> list[dict[str, Any]]:
@@ -161,10 +206,12 @@ def judge(
     transforms: list[dict[str, Any]],
     facts: list[dict[str, Any]],
     run_dir: Path | None = None,
+    python: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Per treated factor, where it took effect (``treated``), and the causes of those that
     took effect nowhere (each fails the run). ``run_dir`` is the run's directory (a
-    ``rundir`` factor's proof is where it lies)."""
+    ``rundir`` factor's proof is where it lies), ``python`` its interpreter (a package
+    factor's modules are those its venv's distribution installs)."""
     treated: dict[str, Any] = {}
     causes: list[str] = []
     refused = [f for f in facts if f.get("fact") == "refused"]
@@ -172,7 +219,8 @@ def judge(
         causes.append(f"the hook refused the treatment file in {f.get('argv0')}: {f.get('why')}")
     for factor, all_ops in sorted(factors.items()):
         ops = [op for op in all_ops if not is_seen(op)]
-        where, whys = judge_seen(factor, [op for op in all_ops if is_seen(op)], facts, run_dir)
+        seen = [op for op in all_ops if is_seen(op)]
+        where, whys = judge_seen(factor, seen, facts, run_dir, python)
         if ops:
             got = _config_evidence(factor, ops, facts)
             where += got

@@ -11,13 +11,15 @@ Python process (a shell script, a compiled program) cannot run the hook: its env
 rundir factors are then proven only by how perflab launched it, and the record says so. A
 ``package`` factor (another release in a private venv, first on the command's ``PATH``) is
 proven by the release of the package each process imported (read beside the file it
-imported), so a command that runs another interpreter fails instead of measuring the wrong
-release.
+imported; the modules watched are those the distribution installs, :func:`release_modules`),
+so a command that runs another interpreter fails instead of measuring the wrong release.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,8 @@ PROGRAM_DIR = "program"
 MAX_FACTS = 8
 #: How far above an imported file its release's ``*.dist-info`` is looked for.
 MAX_DEPTH = 8
+#: How a release's proof begins when no process imported it.
+NOT_IMPORTED = "no Python process of the command imported"
 LAUNCH = "perflab's launch (no Python process of the command ran the hook)"
 
 
@@ -63,8 +67,54 @@ def seen_ops(effects: dict[str, Any]) -> list[dict[str, Any]]:
 
 def module_of(distribution: str) -> str:
     """The module a distribution's name stands for (``radical.saga``, ``dask-jobqueue`` ->
-    ``dask_jobqueue``): what the hook watches the import of."""
+    ``dask_jobqueue``): the guess when the distribution's own files do not say
+    (:func:`release_modules`)."""
     return distribution.replace("-", "_").lower()
+
+
+def site_dirs(python: str | None) -> tuple[str, ...] | None:
+    """The site-packages of the venv ``python`` belongs to (a release's private venv); None
+    for an interpreter that is not a venv's (the distribution is looked up here)."""
+    if not python:
+        return None
+    root = Path(python).parent.parent
+    if not (root / "pyvenv.cfg").is_file():
+        return None
+    return tuple(sorted(str(p) for p in root.glob("lib/python3*/site-packages")))
+
+
+@functools.lru_cache(maxsize=64)
+def release_modules(distribution: str, python: str | None = None) -> tuple[str, ...]:
+    """The top-level modules ``distribution`` installs where ``python`` imports from (its
+    venv, else this environment): its ``top_level.txt``, else the first part of each path in
+    its ``RECORD``. A distribution's name need not be its module's (PyYAML installs
+    ``yaml``, pyzmq ``zmq``, scikit-learn ``sklearn``); private ones (``_yaml``) are left
+    out when it has a public one. The name's own guess where it is one of them, or below one
+    (``radical.saga`` in the namespace ``radical``), or when the distribution is not found."""
+    from importlib import metadata
+
+    paths = site_dirs(python)
+    found = list(metadata.distributions(name=distribution, path=list(paths or sys.path)))
+    names: list[str] = []
+    if found:
+        dist = found[0]
+        top = dist.read_text("top_level.txt")
+        if top:
+            names = top.split()
+        else:
+            for f in dist.files or []:
+                first = f.parts[0] if f.parts else ""
+                name = first.removesuffix(".py") if len(f.parts) == 1 else first
+                if len(f.parts) == 1 and "." in name:  # an extension module: zmq.cpython-311.so
+                    name = name.split(".")[0] if first.endswith((".so", ".pyd")) else ""
+                names.append(name)
+    guess = module_of(distribution)
+    names = sorted({n for n in names if n.isidentifier()})
+    for g in (guess, guess.replace("_", ".")):  # radical.saga, radical-utils
+        if any(g == n or g.startswith(n + ".") for n in names):
+            return (g,)  # its own module, not the namespace it shares with others
+    public = [n for n in names if not n.startswith("_")]
+    return tuple(public or names) or (guess,)
 
 
 def is_seen(op: dict[str, Any]) -> bool:
@@ -77,10 +127,15 @@ def _process(fact: dict[str, Any]) -> dict[str, Any]:
 
 
 def judge_seen(
-    factor: str, ops: list[dict[str, Any]], facts: list[dict[str, Any]], run_dir: Path | None
+    factor: str,
+    ops: list[dict[str, Any]],
+    facts: list[dict[str, Any]],
+    run_dir: Path | None,
+    python: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Where a factor's env/wrapper/rundir/startup operations took effect, and the causes of
-    those that took effect nowhere."""
+    """Where a factor's env/wrapper/rundir/startup/package operations took effect, and the
+    causes of those that took effect nowhere (``python``: the run's interpreter, whose venv
+    says which modules a package factor's distribution installs)."""
     procs = [f for f in facts if f.get("fact") == "process"]
     where: list[dict[str, Any]] = []
     causes: list[str] = []
@@ -97,7 +152,7 @@ def judge_seen(
         elif op.get("on") == "startup":
             got, why = _startup(op, procs)
         elif op.get("on") == "package":
-            got, why = _release(op, facts)
+            got, why = release_proof(op, facts, python)
         else:
             continue
         where += got
@@ -248,19 +303,23 @@ def _startup(op: dict[str, Any], procs: list[dict[str, Any]]) -> tuple[list[Any]
     ], None  # fmt: skip
 
 
-def _release(op: dict[str, Any], facts: list[dict[str, Any]]) -> tuple[list[Any], str | None]:
-    """Every process that imported the package imported the factor's release of it."""
-    imports = [f for f in facts if f.get("fact") == "import" and f.get("package") == op["module"]]
+def release_proof(
+    op: dict[str, Any], facts: list[dict[str, Any]], python: str | None = None
+) -> tuple[list[Any], str | None]:
+    """Every process that imported the package (any top-level module its distribution
+    installs) imported the release ``op`` names."""
+    mods = release_modules(op["package"], python)
+    imports = [f for f in facts if f.get("fact") == "import" and f.get("package") in mods]
     if not imports:
-        return [], f"no Python process of the command imported {op['module']}"
+        return [], f"{NOT_IMPORTED} {', '.join(mods)}"
     where = []
     for f in imports:
         got = imported_version(str(f.get("file") or ""), op["package"]) or f.get("version")
         if not _same_version(got, op["version"]):
             release = got or "(no version found)"
             return [], (
-                f"{f.get('argv0')} (pid {f.get('pid')}) imported {op['module']} {release} from "
-                f"{f.get('file')}, not {op['version']}"
+                f"{f.get('argv0')} (pid {f.get('pid')}) imported {f.get('package')} {release} "
+                f"from {f.get('file')}, not {op['version']}"
             )
         where.append({"process": _process(f), "imported": f.get("file"), "version": got})
     return where[:MAX_FACTS], None

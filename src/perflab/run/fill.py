@@ -10,7 +10,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from perflab.hook import judge, program_logs, read_facts, task_count
+from perflab.hook import judge, judge_releases, program_logs, read_facts, task_count
 from perflab.run import phases
 from perflab.run.blackbox import ScoreError, parse_score
 from perflab.run.record import RunRecord
@@ -165,7 +165,8 @@ def _hook_facts(r: Draft, spec: RunSpec, run_dir: Path) -> dict[str, Any] | None
     took effect (``measurement.treated``), the task count; a factor that took effect nowhere
     fails the run with the cause (it is never recorded as treated)."""
     facts = read_facts(run_dir)
-    treated, causes = judge(spec.hook, spec.transforms, facts, run_dir)
+    treated, causes = judge(spec.hook, spec.transforms, facts, run_dir, spec.python)
+    releases, wrong = judge_releases(spec, facts)
     count = task_count(facts)
     if count:
         r["measurement"]["task_count"] = count
@@ -176,10 +177,18 @@ def _hook_facts(r: Draft, spec: RunSpec, run_dir: Path) -> dict[str, Any] | None
             r["log_bytes"] = (r["log_bytes"] or 0) + logs["bytes"]
     if treated:
         r["measurement"]["treated"] = treated
+    if releases:  # the run's own release (a compare side's, explain's B) as each process saw it
+        r["measurement"]["releases"] = releases
+    errors = []
     if causes:
-        r["status"] = "failed"
-        r["error"] = "a treatment took effect nowhere:\n" + "\n".join(causes)
+        errors.append("a treatment took effect nowhere:\n" + "\n".join(causes))
         r["measurement"]["not_treated"] = causes
+    if wrong:
+        errors.append("the command imported another release than the run's:\n" + "\n".join(wrong))
+        r["measurement"]["wrong_release"] = wrong
+    if errors:
+        r["status"] = "failed"
+        r["error"] = "\n".join(errors)
     return count
 
 

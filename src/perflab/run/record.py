@@ -122,6 +122,10 @@ class Measurement(TypedDict, total=False):
     program_logs: dict[str, Any]
     treated: dict[str, Any]
     not_treated: list[str]
+    #: The run's own releases (``name==version``) as each process imported them, and the
+    #: imports of another release (which fail the run).
+    releases: dict[str, list[dict[str, Any]]]
+    wrong_release: list[str]
     #: What ``prepare`` made for the run.
     patched_tree: str | None
     transformed: list[dict[str, Any]]
