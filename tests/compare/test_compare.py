@@ -215,9 +215,11 @@ def test_compare_flags_an_injected_slowdown_and_exits_1(tmp_path: Path) -> None:
 
 def _toy_tree(root: Path, delay: float) -> Path:
     (root / "plabtoy").mkdir(parents=True)
+    # flit_core: a build backend far smaller than setuptools to install into each build's
+    # isolated environment (the venv is what the test is about, not the backend)
     (root / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "plabtoy"\nversion = "0.1"\n'
+        '[build-system]\nrequires = ["flit_core>=3.4"]\nbuild-backend = "flit_core.buildapi"\n'
+        '[project]\nname = "plabtoy"\nversion = "0.1"\ndescription = "a toy"\n'
     )
     (root / "plabtoy" / "__init__.py").write_text(f"DELAY = {delay}\n")
     return root
