@@ -270,15 +270,13 @@ def _shared_hosts(work: Path, env: dict[str, str], name: str) -> tuple[dict, str
 def test_a_node_killed_mid_campaign_loses_runs_that_are_measured_elsewhere_and_comes_back(
     work: Path, cluster: SlurmCluster
 ) -> None:
-    """24 runs over 4 exclusive nodes; a node killed (slurmd and all in its namespace) once
+    """40 runs over 4 exclusive nodes; a node killed (slurmd and all in its namespace) once
     10 runs are stored: its run is stored apart with Slurm's NODE_FAIL and measured again
     in another job; every run stored once. The node, restarted while runs are left, is
     given a new block and measures runs of the same campaign again. No warning of a shared
     host: each run had its node to itself."""
     env = _env(work, cluster.env())
-    # 24 runs: 10 stored, 4 held, the rest left for the revived node (runs need no long
-    # sleep: the hold, not the run's length, keeps them in flight)
-    _create(work, env, "k", "sleep 0.2; ./score.sh", reps=3)
+    _create(work, env, "k", "sleep 0.5; ./score.sh", reps=5)
     began = time.monotonic()
     driver = _driver(work, env, "k")
     _wait_for(lambda: len(_seqs(work / "s.db", "k")) >= 10)
@@ -300,8 +298,8 @@ def test_a_node_killed_mid_campaign_loses_runs_that_are_measured_elsewhere_and_c
     (work / "hold").unlink()
     counts = _finish(driver)
     took = time.monotonic() - began
-    assert counts["ok"] == 24
-    records = _every_run_once(work, "k", 24, cluster.nodes)
+    assert counts["ok"] == 40
+    records = _every_run_once(work, "k", 40, cluster.nodes)
     lost = _lost(work, "k")
     assert lost, "the killed node's run was lost"
     final = {s: r for s, r in Store(work / "s.db").records_by_seq("k")}
@@ -311,7 +309,7 @@ def test_a_node_killed_mid_campaign_loses_runs_that_are_measured_elsewhere_and_c
         # measured again in another job: on another node, or on this one back in a new block
         assert final[seq].env["batch"]["job_id"] != dead
     back = [r for r in records if r.env["batch"]["node"] == victim and r.started_at > revived]
-    print(f"\nnode {victim} killed ({len(killed)} processes) after {at} runs; campaign of 24 "
+    print(f"\nnode {victim} killed ({len(killed)} processes) after {at} runs; campaign of 40 "
           f"in {took:.1f} s; lost and rerun: " + "; ".join(
               f"seq {s} -> rerun on {final[s].env['batch']['node']} job "
               f"{final[s].env['batch']['job_id']} ({c[:160]})" for s, c in lost)
@@ -322,7 +320,7 @@ def test_a_node_killed_mid_campaign_loses_runs_that_are_measured_elsewhere_and_c
     # exclusive nodes: no two runs overlapped on one node; the nodes' networks are their own
     shared, said = _shared_hosts(work, env, "k")
     assert shared["pairs"] == [] and shared["warning"] is None and "warning" not in said
-    assert shared["judged"] == 24 and shared["namespace_pairs"] > 0
+    assert shared["judged"] == 40 and shared["namespace_pairs"] > 0
     _no_jobs_left(cluster)
 
 
@@ -333,7 +331,7 @@ def test_a_cancelled_and_a_preempted_job_lose_their_runs_which_are_measured_else
     the urgent partition takes its node; PreemptMode=CANCEL): each run lost is stored apart
     with Slurm's words and measured again; every run stored once."""
     env = _env(work, cluster.env())
-    _create(work, env, "x", "sleep 0.2; ./score.sh", reps=1)
+    _create(work, env, "x", "sleep 0.5; ./score.sh", reps=1)
     driver = _driver(work, env, "x")
     nodes = _hold(work)  # a run in flight on each node
     on = {n: j for j, n in _running(cluster).items()}
@@ -359,7 +357,7 @@ def test_a_sigkilled_driver_is_resumed_without_a_lost_or_duplicate_run(
     work: Path, cluster: SlurmCluster
 ) -> None:
     env = _env(work, cluster.env())
-    _create(work, env, "d", "sleep 0.2; ./score.sh", reps=2)
+    _create(work, env, "d", "sleep 0.5; ./score.sh", reps=2)
     driver = _driver(work, env, "d")
     db = work / "s.db"
     _wait_for(lambda: len(_seqs(db, "d")) >= 1)
