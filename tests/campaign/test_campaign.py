@@ -91,8 +91,8 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(work: Path) -> N
         "a,b,c",
         "--design",
         "full",
-        # 32 runs: the kills complete about one run each (CI), so a dozen still land
-        # mid-campaign, and the resume after them has less left to run
+        # 32 runs: each killed process completes a run or two (CI's 30 s for 48 runs), so a
+        # dozen kills still land mid-campaign, and the resume after them has less to run
         "--replicates",
         "4",
         "--store",
