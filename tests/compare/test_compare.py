@@ -239,7 +239,9 @@ def test_compare_two_source_trees_each_in_its_own_venv(tmp_path: Path) -> None:
     res = perflab(*args, "--source-a", str(a), "--source-b", str(b), home=home)
     assert res.returncode == 1, res.stderr[-2000:]
     out = json.loads(res.stdout)
-    assert out["verdict"] == "slower" and 2.5 < out["decision"]["ratio"] < 3.5
+    # 30 ms over 10 ms: each tree's own delay (not the same tree twice: 1, nor swapped: 1/3);
+    # a loaded host's sleeps overshoot by milliseconds either way (3.57 seen at load 17)
+    assert out["verdict"] == "slower" and 2 < out["decision"]["ratio"] < 5
     venvs = {s: out[s]["env"]["venv"] for s in ("a", "b")}
     assert venvs["a"]["requirements"] == [str(a)] and venvs["b"]["requirements"] == [str(b)]
     assert venvs["a"]["python"] != venvs["b"]["python"]
