@@ -67,9 +67,7 @@ def _campaigns(tmp_path: Path) -> list[str]:
 def test_explain_finds_the_hunk_and_the_default_with_their_shares(
     tmp_path: Path, explain: Callable[..., tuple[int, str, str]]
 ) -> None:
-    # 4 rounds: the effects (60 and 40 ms) are tens of times the sleeps' overshoot, so
-    # more rounds only narrowed intervals the assertions do not need narrow
-    code, out, err = explain("1.0", "2.0", "--runs", "4", "--json", "-o", str(tmp_path / "out"))
+    code, out, err = explain("1.0", "2.0", "--runs", "8", "--json", "-o", str(tmp_path / "out"))
     assert code == 0, err
     res = json.loads(out)
     est = res["focus"]["us_per_task"]["factors"]
@@ -84,7 +82,7 @@ def test_explain_finds_the_hunk_and_the_default_with_their_shares(
     assert {"dflt_Worker_label", "hunk_core_Worker_tidy", "hunk_core_fmt_g2"} <= set(res["factors"])
     assert (tmp_path / "out" / "explain.html").is_file()
     # resumable: a second call measures nothing new
-    code, out2, err = explain("1.0", "2.0", "--runs", "4", "--json")
+    code, out2, err = explain("1.0", "2.0", "--runs", "8", "--json")
     assert code == 0, err
     assert json.loads(out2)["runs"] == res["runs"]
 
