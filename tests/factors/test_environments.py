@@ -107,8 +107,14 @@ def test_compare_on_htex_runs_both_sides_interleaved(tmp_path: Path) -> None:
             "compare",
             "--treat-b",
             "cfg_noop_logging",
+            # one worker, no warm-up, few tasks: what is tested is that both sides run on
+            # HTEX interleaved, not HTEX's rate, and each run starts an HTEX of its own
             "--tasks",
-            "200",
+            "50",
+            "--warmup",
+            "0",
+            "--workers",
+            "1",
             "--runs",
             "2",
             "--fixed",

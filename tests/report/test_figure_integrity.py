@@ -5,7 +5,10 @@ labels inside the canvas) or listed as not drawn with its reason."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -93,7 +96,28 @@ def _imported_csv(tmp: Path) -> Context:
         return build(src.dataset(), src.runs)
 
 
-def assert_sound(ctx: Context, out: Path) -> tuple[set[str], dict[str, str]]:
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+    """The integrity problems each figure's drawing found, by name, as it laid the figure
+    out for its PNG: drawn in this process (one worker) so the test reads the checks the
+    drawing itself applied, instead of laying every figure out a second time to run them."""
+    seen: dict[str, list[str]] = {}
+    laid_out = render._laid_out
+
+    @contextmanager
+    def recording(ctx: Context, name: str) -> Iterator[Any]:
+        with laid_out(ctx, name) as (made, problems):
+            seen[name] = list(problems) if made is not None else ["not made"]
+            yield made, problems
+
+    monkeypatch.setattr(render, "_laid_out", recording)
+    monkeypatch.setenv(render.JOBS_ENV, "1")
+    return seen
+
+
+def assert_sound(
+    ctx: Context, out: Path, checked: dict[str, list[str]]
+) -> tuple[set[str], dict[str, str]]:
     """Every figure drawn and sound, or not drawn with a reason; returns both."""
     drawn, skipped = render.render_figures(ctx, out)
     names = [d["name"] for d in drawn] + [s["name"] for s in skipped]
@@ -103,8 +127,8 @@ def assert_sound(ctx: Context, out: Path) -> tuple[set[str], dict[str, str]]:
     for d in drawn:
         name = d["name"]
         fig = FIGURES.get(name)
-        # the checks the drawing applied, run again on the figure as laid out for the PNG
-        assert render.inspect(ctx, name) == [], name
+        # the checks the drawing applied on the figure as laid out for the PNG found nothing
+        assert checked[name] == [], name
         with Image.open(out / f"{name}.png") as img:
             rgb = np.asarray(img.convert("RGB"), dtype=int)
         assert rgb.shape[:2] == (round(fig.height * render.DPI), round(fig.width * render.DPI))
@@ -121,8 +145,10 @@ SHAPES = {"tiny": _tiny, "sequences": _sequences, "fractional": _fractional, "sw
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
-def test_every_figure_is_sound_or_not_drawn_with_its_reason(shape: str, tmp_path: Path) -> None:
-    drawn, reasons = assert_sound(SHAPES[shape](), tmp_path)
+def test_every_figure_is_sound_or_not_drawn_with_its_reason(
+    shape: str, tmp_path: Path, checked: dict[str, list[str]]
+) -> None:
+    drawn, reasons = assert_sound(SHAPES[shape](), tmp_path, checked)
     assert "1_means" in drawn or shape == "sweep"
     if shape == "sequences":
         assert {"8_pca_biplot", "8_pca_screeplot", "4_before_after_scatter"} <= drawn
@@ -133,7 +159,9 @@ def test_every_figure_is_sound_or_not_drawn_with_its_reason(shape: str, tmp_path
         assert "no treatment set was run more than once" in reasons["replicates"]
 
 
-def test_the_demo_shaped_csv_draws_no_empty_panel_and_no_stray_key(tmp_path: Path) -> None:
+def test_the_demo_shaped_csv_draws_no_empty_panel_and_no_stray_key(
+    tmp_path: Path, checked: dict[str, list[str]]
+) -> None:
     """The defects seen in the demo's report: 1_means_keep_logs was an empty panel, 1_means_both
     a legend entry without bars, 4_before_after_scatter a key with no label beside the panel.
     The six runs without the logging factors (six sets, four factors) now estimate the
@@ -141,7 +169,7 @@ def test_the_demo_shaped_csv_draws_no_empty_panel_and_no_stray_key(tmp_path: Pat
     can carry it, issue 43), so both views are drawn, and ``assert_sound`` holds them to
     having a bar for every key."""
     ctx = _imported_csv(tmp_path)
-    drawn, reasons = assert_sound(ctx, tmp_path / "figures")
+    drawn, reasons = assert_sound(ctx, tmp_path / "figures", checked)
     assert ctx.analysis_without is not None
     assert ctx.analysis_without["dataset"]["runs"] == 6
     assert {"1_means_keep_logs", "1_means_both", "4_before_after_scatter"} <= drawn, reasons
