@@ -4,8 +4,10 @@ and each alone is dropped, yet slower without both.
 
 The test reads the knock-out runs the looks made: the local model (tune/knockout.py) with one
 column per member dropped and one for the pair dropped together; the pair's own term (what
-dropping both costs beyond each alone) is tested one-sided, Holm over the pairs at the looks'
-level, and the joint cost (both columns and their product) must pass compare's threshold.
+dropping both costs beyond each alone) is tested one-sided, Holm over every pair (the
+substitutes among members shown needed and the pairs among members dropped, one family) at
+``PAIR_ALPHA``, the pairs' share of the reduction's 5 % (tune/spending.py), and the joint
+cost (both columns and their product) must pass compare's threshold.
 The reduction then keeps one of the pair, the nicer, as "either A or B": shown needed as an
 alternative, never as a member on its own.
 """
@@ -21,7 +23,6 @@ import numpy as np
 from perflab.analysis.claims import adjust
 from perflab.analysis.stats import t_ppf, t_sf
 from perflab.tune.knockout import (
-    LOOK_ALPHA,
     REACH,
     THRESHOLD,
     Local,
@@ -29,6 +30,7 @@ from perflab.tune.knockout import (
     local_rows,
     robust_fit,
 )
+from perflab.tune.spending import PAIR_ALPHA
 
 #: At most this many members not shown needed are paired (the pairs grow as the square).
 MOST = 10
@@ -87,33 +89,68 @@ def substitutes(
 ) -> list[Pair]:
     """Pairs of ``slower`` (members each shown needed by a main-effects look) that are
     substitutes: the pair's own term is significant (one-sided, Holm over the pairs at
-    ``LOOK_ALPHA``) and beyond ``THRESHOLD``, while with it in the model neither alone
+    ``PAIR_ALPHA``) and beyond ``THRESHOLD``, while with it in the model neither alone
     costs ``THRESHOLD``: either is enough, the main-effects look had given each a share of
     the joint cost. Largest joint cost first."""
-    cand = slower[:MOST]
+    return both_kinds(seen, best, members, slower, [], search_n, reach)[0]
+
+
+def both_kinds(
+    seen: list[tuple[frozenset[str], float]],
+    best: set[str],
+    members: list[str],
+    slower: list[str],
+    dropped: list[str],
+    search_n: int,
+    reach: int = REACH,
+    alpha: float = PAIR_ALPHA,
+) -> tuple[list[Pair], list[Pair]]:
+    """(``substitutes`` among ``slower``, ``pairs`` among ``dropped``), tested as one Holm
+    family at ``alpha``: the reduction's pairs spend one share of its 5 %, whichever kind
+    they are (tune/spending.py)."""
     local = local_rows(seen, best, [[f] for f in members], search_n, reach=reach)
     col = {f: 1 + local.extra + j for j, f in enumerate(members)}
+    sub = _candidates(local, col, slower, True)
+    drop = _candidates(local, col, dropped, False)
+    found, ps = sub[0] + drop[0], sub[1] + drop[1]
+    if not found:
+        return [], []
+    adjusted, decided = adjust(ps, "holm", alpha)
+    k = len(sub[0])
+    return (
+        _decide(found[:k], adjusted[:k], decided[:k], alpha),
+        _decide(found[k:], adjusted[k:], decided[k:], alpha),
+    )
+
+
+def _candidates(
+    local: Local, col: dict[str, int], cand: list[str], substitute: bool
+) -> tuple[list[tuple], list[float]]:
+    """Each pair of ``cand`` (the first ``MOST``, in the evidence's order, never the names)
+    that some run dropped together: (a, b, the joint drop's log cost, 0 unless the pair's
+    own term is beyond the threshold (and, for ``substitute``, neither alone is), its se,
+    df, runs, runs without both), and its one-sided p."""
     bound = math.log1p(THRESHOLD)
     found, ps = [], []
-    for a, b in itertools.combinations(cand, 2):
+    for a, b in itertools.combinations(cand[:MOST], 2):
         got = _fit(local, col, a, b)
         if got is None:
             continue
         est, se, inter, se_i, df, alone_a, alone_b = got
-        ok = inter >= bound and max(alone_a, alone_b) < bound
+        # the test is of the pair's own term (both dropped cost more than each alone adds):
+        # a member's main effect must not make a pair with a null
+        ok = inter >= bound and (not substitute or max(alone_a, alone_b) < bound)
         both = int((local.x[:, col[a]] * local.x[:, col[b]]).sum())
         found.append((a, b, est if ok else 0.0, se, df, len(local.y), both))
         ps.append(_p(inter, se_i, df))
-    return _decide(found, ps)
+    return found, ps
 
 
-def _decide(found: list[tuple], ps: list[float]) -> list[Pair]:
-    """The pairs whose test is significant (Holm at ``LOOK_ALPHA``) and whose joint
-    cost is beyond ``THRESHOLD``, with the joint cost's interval at the same level."""
-    if not found:
-        return []
-    alpha = LOOK_ALPHA
-    adjusted, decided = adjust(ps, "holm", alpha)
+def _decide(
+    found: list[tuple], adjusted: list[float], decided: list[bool], alpha: float
+) -> list[Pair]:
+    """The pairs whose test is significant (Holm at ``alpha`` over the family) and whose
+    joint cost is beyond ``THRESHOLD``, with the joint cost's interval at the same level."""
     out = []
     for (a, b, est, se, df, n, n_both), p, ok in zip(found, adjusted, decided, strict=True):
         if ok and est >= math.log1p(THRESHOLD):
@@ -132,23 +169,8 @@ def pairs(
     reach: int = REACH,
 ) -> list[Pair]:
     """The pairs of ``dropped`` (members of ``best`` not shown needed) whose joint drop makes
-    the set measurably slower (significant, Holm over the pairs at ``LOOK_ALPHA``, and
+    the set measurably slower (significant, Holm over the pairs at ``PAIR_ALPHA``, and
     the estimate beyond ``THRESHOLD``), largest joint cost first. ``members`` are every
     member of ``best`` (each a column of the model); pairs never dropped together in any run
     are not tested."""
-    cand = dropped[:MOST]  # in the evidence's order, never the names
-    local = local_rows(seen, best, [[f] for f in members], search_n, reach=reach)
-    col = {f: 1 + local.extra + j for j, f in enumerate(members)}
-    found, ps = [], []
-    for a, b in itertools.combinations(cand, 2):
-        got = _fit(local, col, a, b)
-        if got is None:
-            continue
-        est, se, inter, se_i, df, _, _ = got
-        # the test is of the pair's own term (both dropped cost more than each alone adds):
-        # a member's main effect must not make a pair with a null
-        est = est if inter >= math.log1p(THRESHOLD) else 0.0
-        both = int((local.x[:, col[a]] * local.x[:, col[b]]).sum())
-        found.append((a, b, est, se, df, len(local.y), both))
-        ps.append(_p(inter, se_i, df))
-    return _decide(found, ps)
+    return both_kinds(seen, best, members, [], dropped, search_n, reach)[1]
