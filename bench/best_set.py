@@ -116,7 +116,9 @@ def tuned(
     tally[0] += len(on_group)
     tally[1] += len(res.best)
     tally[2] += len(set(res.fastest) - set(res.best))
-    opt = OPTIMA.setdefault(tr.name, tr.optimum())
+    if tr.name not in OPTIMA:
+        OPTIMA[tr.name] = tr.optimum()
+    opt = OPTIMA[tr.name]
     for j, chosen in ((3, res.searched), (4, res.fastest)):
         tally[j] += bool(tr.time(tr.matrix([chosen]))[0] <= 1.05 * opt)
     for st in res.stages:
