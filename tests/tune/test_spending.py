@@ -15,7 +15,7 @@ from perflab.tune.either import both_kinds
 from perflab.tune.spending import ALPHA, LOOKS, PAIR_ALPHA, PAIR_SHARE, SPLIT_SHARE, spend
 from perflab.tune.truths import TRUTHS
 
-NULLS = ["n00", "n01", "n02", "n03"]
+NULLS = ["n00", "n01", "n02"]
 
 
 @given(
@@ -23,7 +23,7 @@ NULLS = ["n00", "n01", "n02", "n03"]
     st.integers(0, LOOKS + 1),
     st.lists(st.booleans(), min_size=LOOKS + 1, max_size=LOOKS + 1),
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 def test_the_reductions_levels_never_add_up_beyond_alpha(
     shares: list[float], split_at: int, last: list[bool]
 ) -> None:
@@ -54,12 +54,12 @@ def _knockouts(best: list[str], seed: int, runs: int = 48) -> list[tuple[frozens
 
 
 def test_the_pairs_family_calls_a_null_pair_needed_in_at_most_its_level() -> None:
-    """Around {x0, e, r, n00..n03}, e and r each dropped alone costing nothing and both 25 %,
-    the nulls nothing: over 150 seeds the pairs (15 of the dropped members, 0 substitutes
-    among x0 alone) find a pair with a null in at most PAIR_ALPHA of the seeds, within its
-    95 % interval, and find (e, r) in most (the test can fail both ways)."""
+    """Around {x0, e, r, n00..n02}, e and r each dropped alone costing nothing and both 25 %,
+    the nulls nothing: over 100 seeds the pairs (10 of the dropped members, none of
+    substitutes among x0 alone) find a pair with a null in at most PAIR_ALPHA of the seeds,
+    within its 95 % interval, and find (e, r) in most (the test can fail both ways)."""
     best = ["x0", "e", "r", *NULLS]
-    false, found, n = 0, 0, 150
+    false, found, n = 0, 0, 100
     for seed in range(n):
         seen = _knockouts(best, seed)
         subs, got = both_kinds(seen, set(best), sorted(best), ["x0"], ["e", "r", *NULLS], 0)
@@ -90,7 +90,7 @@ def _null_reduction(seed: int, chosen: list[str], levels: list) -> set[str]:
 
 
 def test_a_null_truth_with_an_either_or_pair_rarely_calls_a_null_needed(monkeypatch) -> None:
-    """{e, r, n00..n03} on the eitheror truth (e and r an either-or pair, the rest do
+    """{e, r, n00..n02} on the eitheror truth (e and r an either-or pair, the rest do
     nothing): every level the looks and the pairs used adds up to at most ALPHA in each of
     12 seeds, and a null member shown needed (by a look or as an either-or member) appears
     in at most 5 % of the seeds, within its 95 % interval. (bench/reduction_null.py runs the
