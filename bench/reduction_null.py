@@ -14,6 +14,7 @@ how often one of e and r (the right answer) is recommended.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import numpy as np
 
@@ -34,28 +35,32 @@ def main() -> None:
     levels: list[float] = []
     look, pairs = reduction.look, reduction.both_kinds
 
-    def look_at(*a, **k):  # type: ignore[no-untyped-def]
+    def look_at(*a: Any, **k: Any) -> Any:
         levels.append(a[9])  # the look's level (tune/knockout.py ``look``)
         return look(*a, **k)
 
-    def pairs_at(*a, **k):  # type: ignore[no-untyped-def]
+    def pairs_at(*a: Any, **k: Any) -> Any:
         levels.append(k.get("alpha", PAIR_ALPHA))
         return pairs(*a, **k)
 
-    reduction.look, reduction.both_kinds = look_at, pairs_at  # type: ignore[assignment]
+    reduction.look, reduction.both_kinds = look_at, pairs_at
     false = one = 0
     most = 0.0
     how: dict[str, int] = {}
     for seed in range(args.seeds):
         levels.clear()
         rng = np.random.default_rng(seed)
+
+        def measure(sets: list, rng: np.random.Generator = rng) -> list[float]:
+            return list(tr.measure([sorted(s) for s in sets], rng))
+
         sets = [sorted(f for f in chosen if rng.random() < 0.7) for _ in range(30)]
         obs = [(frozenset(s), float(y)) for s, y in zip(sets, tr.measure(sets, rng), strict=True)]
         kept, ev = reduction.reduce(
             set(chosen),
             obs,
             tr.cons,
-            lambda sets, rng=rng: list(tr.measure([sorted(s) for s in sets], rng)),
+            measure,
             40,
             np.random.default_rng(seed + 1),
         )

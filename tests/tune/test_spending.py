@@ -4,6 +4,8 @@ at most ALPHA, and on a null truth with an either-or pair a false "needed" stays
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -89,7 +91,9 @@ def _null_reduction(seed: int, chosen: list[str], levels: list) -> set[str]:
     return reduction.shown_needed(kept, ev, tr.cons)
 
 
-def test_a_null_truth_with_an_either_or_pair_rarely_calls_a_null_needed(monkeypatch) -> None:
+def test_a_null_truth_with_an_either_or_pair_rarely_calls_a_null_needed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """{e, r, n00..n02} on the eitheror truth (e and r an either-or pair, the rest do
     nothing): every level the looks and the pairs used adds up to at most ALPHA in each of
     12 seeds, and a null member shown needed (by a look or as an either-or member) appears
@@ -98,11 +102,13 @@ def test_a_null_truth_with_an_either_or_pair_rarely_calls_a_null_needed(monkeypa
     levels: list[float] = []
     look, pairs = reduction.look, reduction.both_kinds
 
-    def look_at(*a, **k):  # the look's level is its tenth argument (tune/knockout.py)
+    def look_at(
+        *a: Any, **k: Any
+    ) -> Any:  # the look's level is its tenth argument (tune/knockout.py)
         levels.append(a[9])
         return look(*a, **k)
 
-    def pairs_at(*a, **k):
+    def pairs_at(*a: Any, **k: Any) -> Any:
         levels.append(k.get("alpha", PAIR_ALPHA))
         return pairs(*a, **k)
 

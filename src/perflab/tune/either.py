@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,8 +123,7 @@ def both_kinds(
     cand = [(a, b, True) for a, b in itertools.combinations(slower[:MOST], 2)]
     cand += [(a, b, False) for a, b in itertools.combinations(dropped[:MOST], 2)]
     products: list[np.ndarray] = []
-    tests = {i: _test(local, col, c, products) for i, c in enumerate(cand)}
-    tests = {i: t for i, t in tests.items() if t is not None}
+    tests = _tests(local, col, cand, range(len(cand)), products)
     m, level = len(tests), 0.0
     subs: list[Pair] = []
     drops: list[Pair] = []
@@ -135,9 +135,24 @@ def both_kinds(
         a, b, substitute = cand[i]
         products.append(local.x[:, col[a]] * local.x[:, col[b]])
         (subs if substitute else drops).extend(_decide([tests.pop(i)[0]], [level], alpha))
-        again = {j: _test(local, col, cand[j], products) for j in tests}
-        tests = {j: t for j, t in again.items() if t is not None}
+        tests = _tests(local, col, cand, list(tests), products)
     return _largest_first(subs), _largest_first(drops)
+
+
+def _tests(
+    local: Local,
+    col: dict[str, int],
+    cand: list[tuple[str, str, bool]],
+    which: Iterable[int],
+    found: list[np.ndarray],
+) -> dict[int, tuple[tuple, float]]:
+    """``_test`` of each candidate in ``which`` that the runs can tell apart."""
+    out = {}
+    for i in which:
+        got = _test(local, col, cand[i], found)
+        if got is not None:
+            out[i] = got
+    return out
 
 
 def _test(
