@@ -28,10 +28,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seeds", type=int, default=200)
     ap.add_argument("--nulls", type=int, default=3)
+    ap.add_argument("--no-pair", action="store_true", help="x0 (20 %%) in place of e and r")
     args = ap.parse_args()
     tr = TRUTHS["eitheror"]
     nulls = [f"n{j:02d}" for j in range(args.nulls)]
-    chosen = ["e", "r", *nulls]
+    chosen = [*(["x0"] if args.no_pair else ["e", "r"]), *nulls]
     levels: list[float] = []
     look, pairs = reduction.look, reduction.both_kinds
 
@@ -73,7 +74,7 @@ def main() -> None:
         most = max(most, sum(levels))
     lo, hi = clopper_pearson(false, args.seeds)
     print(
-        f"{args.seeds} seeds, {{e, r, {len(nulls)} nulls}}: a null shown needed in {false} "
+        f"{args.seeds} seeds, {{{', '.join(chosen)}}}: a null shown needed in {false} "
         f"({false / args.seeds:.3f}, 95% CI {lo:.3f}-{hi:.3f}); the levels used add up to at "
         f"most {most:.4f}; exactly one of e and r recommended in {one / args.seeds:.2f}; the false "
         f"members' verdicts: {how}"
