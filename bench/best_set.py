@@ -87,8 +87,11 @@ def optuna_pick(tr: Truth, budget: int, seed: int) -> np.ndarray:
 
 
 #: Per (method, truth, budget): recommended members kept on a group's evidence, members of
-#: the recommended set, and members listed as not shown needed (summed over the seeds).
-TALLY: dict[tuple[str, str, int], list[int]] = {}
+#: the recommended set, members listed as not shown needed, seeds whose search's pick and
+#: whose fastest set (what the reduction kept) are within 5%, and the runs per stage
+#: (summed over the seeds).
+TALLY: dict[tuple[str, str, int], list] = {}
+OPTIMA: dict[str, float] = {}
 
 
 def tuned(
@@ -109,10 +112,18 @@ def tuned(
     }
     added = {f for lv in res.levels for e in lv.get("added", []) for f in e["factors"]}
     on_group = [f for f in res.best if f not in own | added]
-    tally = TALLY.setdefault((search.name, tr.name, budget), [0, 0, 0])
+    tally = TALLY.setdefault((search.name, tr.name, budget), [0, 0, 0, 0, 0, {}])
     tally[0] += len(on_group)
     tally[1] += len(res.best)
     tally[2] += len(set(res.fastest) - set(res.best))
+    if tr.name not in OPTIMA:
+        OPTIMA[tr.name] = tr.optimum()
+    opt = OPTIMA[tr.name]
+    for j, chosen in ((3, res.searched), (4, res.fastest)):
+        tally[j] += bool(tr.time(tr.matrix([chosen]))[0] <= 1.05 * opt)
+    for st in res.stages:
+        kind = st.name.split()[0]  # "search 1", "search 2", ...: one search
+        tally[5][kind] = tally[5].get(kind, 0) + st.runs
     if res.speedup is None:
         return tr.matrix([res.best])[0], False, not tr.unneeded(res.best), 0.0
     x = tr.matrix([res.best])
@@ -185,12 +196,15 @@ def main() -> None:
                 f"   ({time.perf_counter() - t0:.0f} s)",
                 flush=True,
             )
-            for (m, tname, b), (grp, size, unres) in TALLY.items():
+            for (m, tname, b), (grp, size, unres, pick, fast, runs) in TALLY.items():
                 if (tname, b) == (name, budget):
+                    spent = ", ".join(f"{k} {v / args.seeds:.1f}" for k, v in runs.items())
                     print(
                         f"  {m}: recommended members kept on group evidence {grp}; "
                         f"mean recommended size {size / args.seeds:.1f}, "
-                        f"not shown needed beside it {unres / args.seeds:.1f}",
+                        f"not shown needed beside it {unres / args.seeds:.1f}; within 5%: "
+                        f"search's pick {pick / args.seeds:.2f}, fastest set "
+                        f"{fast / args.seeds:.2f}; mean runs: {spent}",
                         flush=True,
                     )
 

@@ -30,7 +30,7 @@ import statsmodels.api as sm
 
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
-from perflab.tune.either import pairs, substitutes
+from perflab.tune.either import Pair, both_kinds
 from perflab.tune.knockout import (
     REACH,
     THRESHOLD,
@@ -255,19 +255,19 @@ def either_or(
     reach: int = REACH,
 ) -> tuple[set[str], list[Evidence]]:
     """Members dropped alone whose pair the set is slower without (tune/either.py): the
-    nicer of each such pair comes back as "either A or B", shown needed as an alternative."""
-    current, settled = _substitutes(best, current, settled, seen, start, cons, reach)
-    dropped = [
-        e.factors[0]
-        for e in settled
-        if not e.kept and len(e.factors) == 1 and e.verdict != "alternative"
-    ]
-    if len(dropped) < 2:
+    nicer of each such pair comes back as "either A or B", shown needed as an alternative.
+    Both kinds of pair are one Holm family at the pairs' share of the 5 % (tune/spending.py)."""
+    single = [e for e in settled if len(e.factors) == 1]
+    slower = [e.factors[0] for e in single if e.verdict == "slower"]
+    dropped = [e.factors[0] for e in single if not e.kept and e.verdict != "alternative"]
+    if len(slower) < 2 and len(dropped) < 2:
         return current, settled
+    subs, found = both_kinds(seen, best, sorted(best), slower, dropped, start, reach)
+    current, settled = _substitutes(current, settled, subs, cons)
     alone = {e.factors[0]: e.ratio or 1.0 for e in settled if len(e.factors) == 1}
     by = {e.factors[0]: i for i, e in enumerate(settled) if len(e.factors) == 1}
     taken: set[str] = set()
-    for q in pairs(seen, best, sorted(best), dropped, start, reach):
+    for q in found:
         if {q.a, q.b} & taken:
             continue
         # the nicer (cheaper category) of the two; at a tie the one costlier to drop alone
@@ -292,24 +292,15 @@ def either_or(
 
 
 def _substitutes(
-    best: set[str],
-    current: set[str],
-    settled: list[Evidence],
-    seen: list[tuple[frozenset[str], float]],
-    start: int,
-    cons: Constraints,
-    reach: int = REACH,
+    current: set[str], settled: list[Evidence], found: list[Pair], cons: Constraints
 ) -> tuple[set[str], list[Evidence]]:
-    """Members each shown needed that are substitutes (tune/either.py ``substitutes``: the
-    set is slower without both, not without either alone): the nicer stays as "either A or
-    B", the other leaves the set as its ``alternative`` (not needed beside the nicer)."""
-    slower = [e.factors[0] for e in settled if e.verdict == "slower" and len(e.factors) == 1]
-    if len(slower) < 2:
-        return current, settled
+    """Members each shown needed that ``found`` calls substitutes (tune/either.py: the set
+    is slower without both, not without either alone): the nicer stays as "either A or B",
+    the other leaves the set as its ``alternative`` (not needed beside the nicer)."""
     by = {e.factors[0]: i for i, e in enumerate(settled) if len(e.factors) == 1}
-    ratio = {f: settled[by[f]].ratio or 1.0 for f in slower}
+    ratio = {f: settled[i].ratio or 1.0 for f, i in by.items()}
     taken: set[str] = set()
-    for q in substitutes(seen, best, sorted(best), slower, start, reach):
+    for q in found:
         if {q.a, q.b} & taken:
             continue
         nicer, other = sorted((q.a, q.b), key=lambda f: (rank(f, cons), -round(ratio[f], 9)))

@@ -3,9 +3,17 @@
 The looks spend ``ALPHA`` in proportion to the runs each brings (Lan–DeMets linear spending
 over the reduction's runs, a union bound over the looks: the levels add up to at most
 ``ALPHA`` whatever the data decide about the looks' number and size), with a share kept for
-the look that splits a slower group. Within a look the groups are tested in the search's
-order of support by Wiens' fallback procedure, so a run of clearly needed members carries
-the level to the next.
+the look that splits a slower group and a share for the either-or pairs' tests after the
+looks (tune/either.py, Holm over every pair). Within a look the groups are tested in the
+search's order of support by Wiens' fallback procedure, so a run of clearly needed members
+carries the level to the next.
+
+Every test of the reduction that can call a member needed (or another its alternative)
+takes its level from the one ``ALPHA``: the ordinary looks ``(1 - SPLIT_SHARE -
+PAIR_SHARE) * ALPHA`` between them, the split look ``SPLIT_SHARE * ALPHA``, the pairs
+``PAIR_SHARE * ALPHA``. By the union bound the reduction's family-wise error is at most
+``ALPHA`` (tests/tune/test_spending.py checks the sum over any schedule of looks and a null
+truth's rate of false "needed" over many seeds).
 """
 
 from __future__ import annotations
@@ -22,17 +30,24 @@ LOOKS = 3
 MIN_SHARE = 0.1
 #: Share of ALPHA kept for the look that splits a slower group (spent by no other look).
 SPLIT_SHARE = 0.2
+#: Share of ALPHA for the either-or pairs' tests (tune/either.py): one Holm family over the
+#: substitutes among members shown needed and the pairs among members dropped (was a family
+#: of its own at ALPHA / LOOKS, on top of the looks' ALPHA).
+PAIR_SHARE = 0.15
+#: The level of the either-or pairs' family.
+PAIR_ALPHA = PAIR_SHARE * ALPHA
 
 
 def spend(share: float, spent: float, k: int, last: bool) -> float:
     """The level of ordinary look ``k`` (0-based) whose new runs are ``share`` of the
     reduction's runs, after the ordinary looks before it spent ``spent``: they share
-    ``(1 - SPLIT_SHARE) * ALPHA`` in proportion to their runs (linear spending), each at
-    least ``MIN_SHARE`` of it (kept back for the looks that may follow), the ``last`` what is
-    left. The first look that tests a slower group's members gets ``SPLIT_SHARE * ALPHA`` on
-    top (tune/reduce.py), so the levels of all looks add up to at most ALPHA (a union bound
-    over the looks, whatever the data decide about their number and size)."""
-    cap = (1 - SPLIT_SHARE) * ALPHA
+    ``(1 - SPLIT_SHARE - PAIR_SHARE) * ALPHA`` in proportion to their runs (linear
+    spending), each at least ``MIN_SHARE`` of it (kept back for the looks that may follow),
+    the ``last`` what is left. The first look that tests a slower group's members gets
+    ``SPLIT_SHARE * ALPHA`` on top (tune/reduce.py) and the pairs ``PAIR_ALPHA`` after the
+    looks, so the levels of all tests add up to at most ALPHA (a union bound, whatever the
+    data decide about the looks' number and size)."""
+    cap = (1 - SPLIT_SHARE - PAIR_SHARE) * ALPHA
     if last:
         return max(0.0, cap - spent)
     ahead = MIN_SHARE * cap * max(0, LOOKS - 1 - k)
