@@ -96,8 +96,10 @@ def test_only_the_n_largest_groups_are_measured_the_rest_listed_as_such(
     text = "\n".join(onward.hunk_lines(groups))
     assert text.count("listed, not measured (beyond --hunk-groups)") == 3 - most
     assert text.count("reverted: 0.900×") == most
+    head = text.splitlines()[0]
     if most < 3:
-        assert f"{3 - most} listed, not measured (--hunk-groups)" in text.splitlines()[0]
+        assert head.endswith(f"; {3 - most} listed, not measured (--hunk-groups)):")
+    assert ("screen would revert" in head) is False
 
 
 def test_the_default_measures_six_and_every_measured_group_is_shown() -> None:

@@ -118,7 +118,7 @@ def hunk_lines(groups: list[dict[str, Any]], most: int = 8) -> list[str]:
     if level is not None:
         head += (f"; the {n_measured} largest each reverted alone, measured "
                  f"against the culprit at level {level:.2g}")  # fmt: skip
-    else:
+    elif not only:
         head += ", explain's screen would revert each as a factor"
     out = [head + (f"; {len(only)} listed, not measured (--hunk-groups)):" if only else "):")]
     shown = max(most, n_measured)
