@@ -24,6 +24,10 @@ from perflab.files import atomic_write
 from perflab.prepare import Prepared
 from perflab.spec import RunSpec
 
+#: Hunk groups ``--explain`` measures per culprit by default (``--hunk-groups``): the
+#: largest first; the rest are listed, not measured.
+MOST_MEASURED = 6
+
 
 @dataclass
 class Point:

@@ -12,16 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from perflab.analysis.stats import bonferroni_level
-from perflab.bisect.driver import Settings, State, compare_points, share_text
+from perflab.bisect.driver import MOST_MEASURED, Settings, State, compare_points, share_text
 from perflab.compare.gate import Side
 from perflab.errors import PerflabError
 from perflab.explain.hunks import Group, diff_units, group_units, path_vocabulary
 from perflab.factors.sources import tree_package
 from perflab.prepare import Prepared
 from perflab.spec import RunSpec
-
-#: Hunk groups measured at most per culprit (the largest first; the rest are listed).
-MOST_MEASURED = 6
 
 
 def commit_groups(tree_a: Path, tree_b: Path, package: str) -> tuple[list[Group], list[str]]:
@@ -48,14 +45,16 @@ def measure_hunks(
     state: State,
     prepare: Callable[[RunSpec], Prepared],
     on_step: Callable[[str], None] | None = None,
+    most: int = MOST_MEASURED,
 ) -> list[dict[str, Any]]:
-    """Each of the culprit's largest hunk groups (``MOST_MEASURED``) measured: the culprit's
+    """Each of the culprit's ``most`` largest hunk groups measured: the culprit's
     spec with the group reverted to the commit before (explain's transforms), paired against
     the culprit as it is, each at ``alpha / groups`` (Bonferroni over the groups measured).
     Its share of the culprit's step is −log(reverted/culprit) / log(culprit's ratio). A group
-    whose revert does not apply or run is named with why. Kept in ``state``: a rerun reuses."""
+    whose revert does not apply or run is named with why; a group beyond the ``most`` largest
+    is listed, marked ``"listed_only": True``. Kept in ``state``: a rerun reuses."""
     groups, listed = commit_groups(trees[0], trees[1], package)
-    measured = groups[:MOST_MEASURED]
+    measured = groups[: max(0, most)]
     level = bonferroni_level(settings.alpha, len(measured))
     whole = math.log(culprit["step"]["ratio"])
     out = []
@@ -74,8 +73,9 @@ def measure_hunks(
             entry.update(share=-math.log(entry["ratio"]) / whole, share_low=shares[0],
                          share_high=shares[1])  # fmt: skip
         out.append(entry)
-    out += [{**g.to_dict(), "not_measured": f"more than {MOST_MEASURED} groups"}
-            for g in groups[MOST_MEASURED:]]  # fmt: skip
+    beyond = f"listed, not measured: beyond the {len(measured)} largest groups (--hunk-groups)"
+    out += [{**g.to_dict(), "listed_only": True, "not_measured": beyond}
+            for g in groups[len(measured):]]  # fmt: skip
     return out + [{"factor": "listed", "units": [], "why": w, "lines": 0} for w in listed]
 
 
@@ -106,17 +106,23 @@ def _revert(
 
 
 def hunk_lines(groups: list[dict[str, Any]], most: int = 8) -> list[str]:
-    """The text of a culprit's hunk groups: each with what reverting it measured."""
+    """The text of a culprit's hunk groups: each with what reverting it measured; the groups
+    listed but not measured (beyond ``--hunk-groups``) said as such. Every measured group is
+    shown, and listed ones up to ``most`` lines of groups in all."""
     if not groups:
         return ["hunks: no function-level change in the package's modules"]
+    only = [g for g in groups if g.get("listed_only")]
+    n_measured = sum("level" in g for g in groups)
     head = f"hunks ({len(groups)} groups"
     level = next((g["level"] for g in groups if "level" in g), None)
     if level is not None:
-        head += f"; each reverted alone, measured against the culprit at level {level:.2g}):"
-    else:
-        head += ", explain's screen would revert each as a factor):"
-    out = [head]
-    for g in groups[:most]:
+        head += (f"; the {n_measured} largest each reverted alone, measured "
+                 f"against the culprit at level {level:.2g}")  # fmt: skip
+    elif not only:
+        head += ", explain's screen would revert each as a factor"
+    out = [head + (f"; {len(only)} listed, not measured (--hunk-groups)):" if only else "):")]
+    shown = max(most, n_measured)
+    for g in groups[:shown]:
         why = f" — {g['why']}" if g["why"] else ""
         out.append(f"  {g['factor']}: {', '.join(g['units'][:4])} ({g['lines']} lines){why}")
         if "ratio" in g:
@@ -124,8 +130,10 @@ def hunk_lines(groups: list[dict[str, Any]], most: int = 8) -> list[str]:
             out.append(f"    reverted: {g['ratio']:.3f}× ({g['low']:.3f}–{g['high']:.3f}), "
                        f"{g['verdict']}; share of the culprit's step {g['share']:.0%} "
                        f"({share}), {g['runs']} runs")  # fmt: skip
+        elif g.get("listed_only"):
+            out.append("    listed, not measured (beyond --hunk-groups)")
         elif "not_measured" in g:
             out.append(f"    not measured: {g['not_measured']}")
-    if len(groups) > most:
-        out.append(f"  … and {len(groups) - most} more (see --json)")
+    if len(groups) > shown:
+        out.append(f"  … and {len(groups) - shown} more, listed, not measured (see --json)")
     return out

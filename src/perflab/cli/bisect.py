@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from perflab.bisect import commits as git_
 from perflab.bisect.driver import (
+    MOST_MEASURED,
     Point,
     Settings,
     State,
@@ -62,6 +63,9 @@ OPTIONS = [
                  "longer at the search's level is refused before any run."),
     click.option("--explain", "explain_hunks", is_flag=True,
                  help="Measure each culprit commit's hunk groups, each reverted alone."),
+    click.option("--hunk-groups", type=int, metavar="N",
+                 help="With --explain: the N largest hunk groups of a culprit are measured "
+                 f"(default {MOST_MEASURED}); the rest are listed, not measured."),
 ]  # fmt: skip
 
 
@@ -123,6 +127,9 @@ def _settings(o: dict[str, Any]) -> Settings:
         precision = parse_target(o["precision_target"])
     elif o["max_time"] is not None:
         raise PerflabError("--max-time bounds a --precision comparison: give --precision")
+    if o["hunk_groups"] is not None and (o["hunk_groups"] < 0 or not o["explain_hunks"]):
+        raise PerflabError("--hunk-groups N (N ≥ 0) sets how many hunk groups --explain "
+                           "measures: give --explain")  # fmt: skip
     return Settings(metric, o["threshold"], o["alpha"], o["min_runs"], runs, o["fixed"],
                     o["max_culprits"], o["build"], precision, max_time)  # fmt: skip
 
@@ -195,14 +202,16 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
                       str(trees[1]), *what_args(base, settings.metric)]),
         ]  # fmt: skip
         if o["explain_hunks"]:
-            _explain(c, points[c["index"]], (repo, cache), o["package"], settings, state, say)
+            most = MOST_MEASURED if o["hunk_groups"] is None else o["hunk_groups"]
+            _explain(c, points[c["index"]], (repo, cache), o["package"], settings, state, say,
+                     most)  # fmt: skip
             result["reused"] += state.reused
             state.reused = 0
     result["stages"].append(st)
 
 
 def _explain(c: dict, point: Point, where: tuple[Path, Path], package: str, settings: Settings,
-             state: State, say: Any) -> None:  # fmt: skip
+             state: State, say: Any, most: int) -> None:  # fmt: skip
     """The culprit commit's hunk groups, each reverted alone and measured (``--explain``)."""
     from perflab.bisect.onward import hunk_lines, measure_hunks
 
@@ -210,7 +219,8 @@ def _explain(c: dict, point: Point, where: tuple[Path, Path], package: str, sett
     trees = (git_.tree(repo, c["before"], cache), git_.tree(repo, c["key"], cache))
     culprit_ready = point.prepared or point.make()
     c["hunk_groups"] = measure_hunks(c, culprit_ready, trees, package, settings, state, prepare,
-                                     say)  # fmt: skip
+                                     say, most)  # fmt: skip
+    c["hunk_groups_measured"] = most
     c["hunks"] = hunk_lines(c["hunk_groups"])
 
 
