@@ -58,7 +58,7 @@ def reach(
     out: dict[str, Any] = {"target": target, "level": 1 - LEVEL, "run_s": run_s}
     out.update({"runs": int(len(y)), "sets": [], "effects": [], "why_not": None})
     if not len(y):
-        return _without(out, "no run is done yet")
+        return _without(out, "no run has succeeded yet")  # none done, or every one failed
     if np.any(y <= 0) or not np.all(np.isfinite(y)):
         return _without(out, "a value ≤ 0: a ratio needs positive values")
     keys = keys_of(x)
