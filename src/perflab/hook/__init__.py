@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.files import create_private
+from perflab.hook.dask_proof import judge_resolved
 from perflab.hook.seen import (
     NOT_IMPORTED,
     is_seen,
@@ -225,6 +226,9 @@ def judge(
             got = _config_evidence(factor, ops, facts)
             where += got
             whys += [] if got else [f"{factor}: {_config_absent(factor, ops, facts)}"]
+            # a key the hook set must still be the one Dask resolved (the program may set it)
+            back, wrong = judge_resolved([o for o in ops if o["on"] == DASK_CONFIG], facts, False)
+            where, whys = where + back, whys + [f"{factor}: {w}" for w in wrong]
         if whys or not where:
             causes += whys or [f"{factor}: the hook has nothing to apply"]
         else:

@@ -2,7 +2,12 @@
 ``perflab_hook_dask.py``): once ``distributed`` is imported, in every process (the user's
 script, the scheduler, each worker), it sets the treated ``dask.config`` keys, wraps
 ``LocalCluster.__init__`` to pass the treated keywords, and counts the tasks a ``Client``
-submits. Standard library only until Dask is imported.
+submits. Every treated ``dask.config`` key (a hook-set one, or one a ``DASK_*`` variable of an
+env factor sets) is read back with ``dask.config.get`` where Dask uses it: when the process
+builds its first ``LocalCluster``, ``Scheduler``, ``Worker`` or ``Client``, or at its exit if it
+built none (a ``dask_config`` fact: the value Dask resolved, and the one it would have
+resolved from its files, variables and defaults without the treatment). Standard library
+only until Dask is imported.
 """
 
 from __future__ import annotations
@@ -18,7 +23,71 @@ if TYPE_CHECKING:  # the hook imports nothing it does not need at run time
 
 def watched(hook: Any) -> dict[str, Callable[[Any], None]]:
     """Module name -> what to do once it is imported."""
-    return {"distributed": functools.partial(on_distributed, hook)}
+    out: dict[str, Callable[[Any], None]] = {"distributed": functools.partial(on_distributed, hook)}
+    if treated_keys(hook):  # a process that imports dask but not distributed resolves too
+        out["dask.config"] = functools.partial(on_dask_config, hook)
+    return out
+
+
+#: The objects whose construction reads the configuration they run with.
+RESOLVED_AT = ("LocalCluster", "Scheduler", "Worker", "Client")
+_resolved: dict[str, Any] = {"pid": None, "at": set()}
+
+
+def treated_keys(hook: Any) -> dict[str, str | None]:
+    """Every treated ``dask.config`` key -> the ``DASK_*`` variable that sets it (None: the
+    hook sets it itself)."""
+    keys: dict[str, str | None] = {op["key"]: None for _, op in hook.ops("dask.config")}
+    keys.update({op["key"]: op["var"] for _, op in hook.ops("dask_env")})
+    return keys
+
+
+def write_resolved(hook: Any, at: str) -> None:
+    """Write what Dask resolved for each treated key in this process, once per object kind
+    (``at``; ``exit`` only when nothing was written before)."""
+    import os
+
+    if _resolved["pid"] != os.getpid():  # a forked child resolves for itself
+        _resolved.update(pid=os.getpid(), at=set())
+    done = _resolved["at"]
+    if at in done or (at == "exit" and done):
+        return
+    done.add(at)
+    try:
+        import dask.config
+
+        keys = treated_keys(hook)
+        values = {k: dask.config.get(k, None) for k in keys}
+        # what Dask's files, variables and defaults say without the treatment's variables
+        env = {k: v for k, v in os.environ.items() if k not in set(keys.values())}
+        plain = dask.config.collect(env=env)
+        for d in dask.config.defaults:
+            dask.config.update(plain, d, priority="old")
+        untreated = {k: dask.config.get(k, None, config=plain) for k in keys}
+    except Exception as exc:  # never break the program: say so instead
+        hook.proof.write({"fact": "error", "on": "dask.config", "error": repr(exc)})
+        return
+    hook.proof.write({"fact": "dask_config", "at": at, "values": values, "untreated": untreated})
+
+
+def on_dask_config(hook: Any, module: Any) -> None:
+    import atexit
+
+    atexit.register(write_resolved, hook, "exit")
+
+
+def _resolve_at(hook: Any, cls: Any, at: str) -> None:
+    init = cls.__init__
+    if getattr(init, "_perflab_resolved", False):
+        return
+
+    @functools.wraps(init)
+    def resolving_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        write_resolved(hook, at)
+        init(self, *args, **kwargs)
+
+    resolving_init._perflab_resolved = True  # type: ignore[attr-defined]
+    cls.__init__ = resolving_init
 
 
 def on_distributed(hook: Any, module: Any) -> None:
@@ -40,6 +109,9 @@ def on_distributed(hook: Any, module: Any) -> None:
     )
     _count(hook, module.Client)
     _count_scheduler(hook, module.Scheduler, module.SchedulerPlugin)
+    if treated_keys(hook):
+        for at in RESOLVED_AT:
+            _resolve_at(hook, getattr(module, at), at)
 
 
 def _count_scheduler(hook: Any, scheduler: Any, plugin: Any) -> None:

@@ -23,8 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from perflab.hook.dask_proof import dask_env_ops, judge_resolved
+
 #: Operations the hook checks rather than applies (``"on"`` of an operation).
-SEEN = ("env", "wrapper", "rundir", "startup", "package")
+SEEN = ("env", "wrapper", "rundir", "startup", "package", "dask_env")
 #: Where the program's own Parsl run directory goes under a ``rundir`` factor.
 PROGRAM_DIR = "program"
 MAX_FACTS = 8
@@ -42,6 +44,7 @@ def seen_ops(effects: dict[str, Any]) -> list[dict[str, Any]]:
     for key, value in effects.items():
         if key == "env":
             ops += [{"on": "env", "var": str(k), "value": str(v)} for k, v in value.items()]
+            ops += dask_env_ops(value)  # proven by what Dask resolved, not the variable only
         elif key == "wrapper":
             ops += [
                 {"on": "wrapper", "setting": k, "value": value[k]}
@@ -157,6 +160,8 @@ def judge_seen(
             continue
         where += got
         causes += [why] if why else []
+    got, whys = judge_resolved([op for op in ops if op.get("on") == "dask_env"], facts)
+    where, causes = where + got, causes + whys
     return where, [f"{factor}: {c}" for c in causes]
 
 
