@@ -3,6 +3,7 @@ found in perflab's caches) once, in one place, for every caller."""
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,8 +13,9 @@ from typing import Any
 from perflab.files import home_dir
 from perflab.prepare.environment import additions, child_env
 from perflab.prepare.patched import PatchError, patched_tree
+from perflab.prepare.program import program_packages
 from perflab.prepare.transformed import transformed_sources
-from perflab.prepare.venvs import in_venv
+from perflab.prepare.venvs import VariantError, in_venv
 from perflab.spec import RunSpec
 
 
@@ -57,8 +59,19 @@ def prepare(spec: RunSpec) -> Prepared:
     Bad input (a version pip cannot install, a transform that matches nothing) raises
     PerflabError before anything runs; a patch that does not apply is ``failed``.
     """
+    program = None
+    if spec.command is not None and spec.venv_base is not None:
+        # another interpreter for a command: its venv also needs the program's packages
+        program = program_packages(
+            spec.command, spec.cwd or os.getcwd(), spec.python or sys.executable
+        )
     if spec.packages or spec.venv_base is not None:  # a plain spec touches no cache
-        spec = in_venv(spec, home_dir("venvs"))
+        try:
+            spec = in_venv(spec, home_dir("venvs"), program["packages"] if program else None)
+        except VariantError as exc:
+            asked = {"python": spec.venv_base, "requirements": list(spec.packages),
+                     "program": program}  # fmt: skip
+            return Prepared(spec=spec, python=sys.executable, venv=asked, failed=str(exc))
     python = spec.python or sys.executable
     # after the venv: a transform meets the source the run's interpreter imports
     transformed = (
@@ -76,9 +89,11 @@ def prepare(spec: RunSpec) -> Prepared:
             unmade = str(exc)
     trees = tuple(Path(s["tree"]) for s in transformed) + ((patched,) if patched else ())
     pythonpath, path, env = additions(spec, python, trees)
-    venv = None
+    venv: dict[str, Any] | None = None
     if spec.packages or spec.venv_base:
         venv = {"python": spec.python, "requirements": list(spec.packages)}
+        if program is not None:  # what was installed into the variant for the program
+            venv["program"] = program
     return Prepared(
         spec=spec,
         python=python,

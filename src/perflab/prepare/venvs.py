@@ -206,12 +206,19 @@ def caller_pins(packages: tuple[str, ...]) -> list[str]:
     return out
 
 
-def in_venv(spec: RunSpec, root: Path) -> RunSpec:
+class VariantError(PerflabError):
+    """A package of a command's own program that pip cannot install for the variant
+    interpreter: the run's own failure (prepare records it), not bad input."""
+
+
+def in_venv(spec: RunSpec, root: Path, program: dict[str, str] | None = None) -> RunSpec:
     """``spec`` made to run in its private venv, when it asks for one (package versions, a
     source tree, or an interpreter that needs perflab's dependencies); otherwise unchanged.
 
     The target's own packages not named in ``spec.packages`` are pinned to the versions
-    installed here, so that a venv differs from this environment only in what was asked.
+    installed here, so that a venv differs from this environment only in what was asked;
+    so are a command's ``program`` packages (name -> version, ``prepare/program.py``). One
+    of those that pip cannot install is a :class:`VariantError` naming it.
     """
     if not spec.packages and spec.venv_base is None:
         return spec
@@ -236,5 +243,23 @@ def in_venv(spec: RunSpec, root: Path) -> RunSpec:
         if requirement_name(p) not in names
         and not any(provides(t, requirement_name(p)) for t in trees)
     ]
-    venv = ensure_venv(spec.venv_base or spec.python, asked + pins, root)
+    own = [f"{n}=={v}" for n, v in (program or {}).items() if n not in names]
+    try:
+        venv = ensure_venv(spec.venv_base or spec.python, asked + pins + own, root)
+    except PerflabError as exc:
+        raise _program_failed(exc, own, spec.venv_base or spec.python or sys.executable) from None
     return replace(spec, python=str(venv.python), packages=asked)
+
+
+def _program_failed(exc: PerflabError, own: list[str], python: str) -> PerflabError:
+    """The error of a venv build that failed: a :class:`VariantError` naming the program's
+    package pip could not install (its first named in pip's own lines), else ``exc``."""
+    text = str(exc)
+    why = text.split(" failed: ", 1)[-1]
+    words = {requirement_name(w) for w in re.split(r"[\s(),;:|'\"]+", why) if w}
+    for req in own:
+        if requirement_name(req) in words or req.lower() in why.lower():
+            return VariantError(
+                f"the program's package {req} cannot be installed for {python}: {why}"
+            )
+    return exc

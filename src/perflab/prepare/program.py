@@ -1,0 +1,203 @@
+"""The packages a command's own program needs, for a venv of another interpreter (an
+``interpreter`` factor on ``--command "python app.py"``): the distributions installed in the
+command's own environment that the program imports, at the versions installed there.
+
+How they are found, and why so: the program's own files are read (the script, or ``-m``'s
+module, or ``-c``'s code, and the local modules they import from beside it) for every
+``import`` and ``from … import`` anywhere in them, also inside functions (a task's imports
+run in the workers only). The command's own interpreter then imports those names — the
+installed packages only, never the program's own files, so nothing of the program runs — and
+maps every top-level module that import brought in to its distribution
+(``importlib.metadata.packages_distributions``): ``from dask.distributed import Client``
+brings ``distributed``, which Dask does not require. The distributions' requirements, as
+installed there, close the set (what a package imports lazily, a worker's imports). A probe
+run of the whole program would see the same and also imports made from strings, but it
+costs a full run (minutes, with the program's side effects) before every variant's first
+run; the imports are read in a second, and the set is the venv's cache key.
+
+Imports made from strings (``importlib.import_module(name)``) and plugins found by entry
+point are not seen; such a package can be given as a package factor beside the interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+#: Never installed into a variant: perflab comes from PYTHONPATH.
+NOT_PINNED = ("perflab",)
+#: The most local files read (a program's own package), and their size each.
+MAX_FILES = 200
+MAX_BYTES = 2 << 20
+PROBE_TIMEOUT_S = 300.0
+PYTHON_RE = re.compile(r"python[\d.]*t?")
+
+_PROBE = r"""
+import importlib, json, sys
+from importlib import metadata as m
+before = set(sys.modules)
+for name in json.loads(sys.argv[1]):
+    try:
+        importlib.import_module(name)
+    except BaseException:
+        pass
+tops = {n.split(".")[0] for n in set(sys.modules) - before}
+where = m.packages_distributions()
+dists = {}
+for d in m.distributions():
+    name = d.metadata["Name"]
+    if name and name not in dists:
+        dists[name] = {"version": d.version, "requires": d.requires or []}
+print(json.dumps({"python": sys.version.split()[0], "dists": dists,
+                  "imported": sorted({x for t in tops for x in where.get(t, [])})}))
+"""
+
+
+def canonical(name: str) -> str:
+    """A distribution's name as pip compares it."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def program_files(command: str, cwd: str) -> tuple[list[Path], list[str]]:
+    """The program's own files a ``python …`` command runs (its script or ``-m`` module;
+    none for another program) and the names of ``-m``/``-c`` code that is not a file."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return [], []
+    if not argv:
+        return [], []
+    if argv[0].endswith(".py"):
+        return [Path(cwd, argv[0])], []
+    if not PYTHON_RE.fullmatch(os.path.basename(argv[0])):
+        return [], []
+    args = iter(argv[1:])
+    for a in args:
+        if a in ("-W", "-X", "-Q"):  # an option with its own argument
+            next(args, None)
+        elif a == "-m":
+            module = next(args, "")
+            local = _local(module.split(".")[0], Path(cwd))
+            return (local, []) if local else ([], [module])
+        elif a == "-c":
+            return [], [f"code:{next(args, '')}"]
+        elif not a.startswith("-"):
+            return [Path(cwd, a)], []
+    return [], []
+
+
+def _local(top: str, folder: Path) -> list[Path]:
+    """The program's own module or package ``top`` beside its script, as files."""
+    if not top.isidentifier():
+        return []
+    if (folder / f"{top}.py").is_file():
+        return [folder / f"{top}.py"]
+    if (folder / top).is_dir():
+        return sorted((folder / top).rglob("*.py"))[:MAX_FILES]
+    return []
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module)
+            out |= {f"{node.module}.{a.name}" for a in node.names if a.name != "*"}
+    return out
+
+
+def imported_names(files: list[Path], code: list[str]) -> tuple[list[str], list[str]]:
+    """(dotted names the program imports that are neither the standard library's nor its
+    own, the program's files read), following its own modules beside the first file."""
+    folder = files[0].parent if files else None
+    todo, seen, names = list(files), set[Path](), set[str]()
+    for c in code:
+        if c.startswith("code:"):
+            try:
+                names |= _imports(ast.parse(c[len("code:") :]))
+            except SyntaxError:
+                pass
+        else:
+            names.add(c)
+    while todo and len(seen) < MAX_FILES:
+        f = todo.pop()
+        if f in seen or not f.is_file() or f.stat().st_size > MAX_BYTES:
+            continue
+        seen.add(f)
+        try:
+            found = _imports(ast.parse(f.read_bytes()))
+        except (SyntaxError, ValueError, OSError):
+            continue
+        for name in found:
+            local = _local(name.split(".")[0], folder) if folder else []
+            if local:
+                todo += local
+            else:
+                names.add(name)
+    outside = sorted(
+        n
+        for n in names
+        if n.split(".")[0] not in sys.stdlib_module_names and n.split(".")[0] != "__future__"
+    )
+    return outside, [str(f) for f in sorted(seen)]
+
+
+@functools.lru_cache(maxsize=16)
+def _probe(python: str, names: tuple[str, ...]) -> dict[str, Any]:
+    try:
+        proc = subprocess.run(
+            [python, "-c", _PROBE, json.dumps(list(names))],
+            capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, cwd="/",
+        )  # fmt: skip
+        found = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError):
+        found = None
+    return found if isinstance(found, dict) else {"dists": {}, "imported": []}
+
+
+def _closure(found: dict[str, Any]) -> dict[str, str]:
+    """The imported distributions and what they require, as installed: name -> version."""
+    from packaging.markers import default_environment
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    dists = {canonical(k): v for k, v in found["dists"].items()}
+    version = str(found.get("python") or "")
+    env = {str(k): str(v) for k, v in default_environment().items()} | {"extra": ""}
+    if version:
+        env |= {"python_full_version": version, "python_version": ".".join(version.split(".")[:2])}
+    out: dict[str, str] = {}
+    todo = [canonical(n) for n in found["imported"]]
+    while todo:
+        name = todo.pop()
+        if name in out or name not in dists or name in NOT_PINNED:
+            continue
+        out[name] = dists[name]["version"]
+        for text in dists[name]["requires"]:
+            try:
+                req = Requirement(text)
+            except InvalidRequirement:
+                continue
+            if req.marker is None or req.marker.evaluate(env):
+                todo.append(canonical(req.name))
+    return dict(sorted(out.items()))
+
+
+def program_packages(command: str, cwd: str, python: str) -> dict[str, Any]:
+    """What a variant's venv must hold for ``command``'s program: ``packages`` (name ->
+    version installed in ``python``'s environment), ``modules`` (what the program imports
+    from outside itself), ``files`` (its own files read) and ``python`` (where they were
+    looked up)."""
+    files, code = program_files(command, cwd)
+    names, read = imported_names(files, code)
+    found = _probe(python, tuple(names)) if names else {"dists": {}, "imported": []}
+    return {"packages": _closure(found), "modules": names, "files": read, "python": python}
