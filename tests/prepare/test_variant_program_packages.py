@@ -16,6 +16,8 @@ from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.kinds.interpreter import discovered_interpreters
 from perflab.factors.treat import treat
+from perflab.hook import judge
+from perflab.hook.seen import seen_ops
 from perflab.prepare import venvs
 from perflab.prepare.program import program_files, program_packages
 
@@ -110,6 +112,21 @@ def test_a_package_pip_cannot_install_fails_the_run_with_the_cause(
     assert rec.env["venv"]["program"]["packages"] == {"nosuch": "1.0"}
 
 
+def test_an_interpreter_factor_is_proven_by_the_interpreter_each_process_ran() -> None:
+    ops = {"py": seen_ops({"python": {"path": sys.executable, "venv": True}})}
+    real = ops["py"][0]["path"]
+    ran = {"executable": real, "version": "3.12.1", "venv": True}
+    proc = {"fact": "process", "pid": 7, "argv0": "app.py", "python": ran}
+    treated, causes = judge(ops, [], [proc])
+    assert causes == [] and treated["py"] == [
+        {"process": {"pid": 7, "argv0": "app.py"}, "python": ran}
+    ]
+    other = {**proc, "pid": 8, "python": {**ran, "executable": "/usr/bin/python3.11"}}
+    treated, causes = judge(ops, [], [proc, other])
+    assert treated == {}
+    assert causes == [f"py: app.py (pid 8) ran /usr/bin/python3.11 3.12.1 in a venv, not {real}"]
+
+
 PY312 = discovered_interpreters().get("3.12")
 
 
@@ -121,11 +138,14 @@ def test_a_program_runs_under_the_variant_with_its_packages_from_the_variants_ve
     monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / "home"))
     (program / "helper.py").write_text("")  # toolz only: one small pure-Python package
     (tmp_path / "runs").mkdir(mode=0o700)
-    # as compare's --python-b 3.12 makes it (the interpreter kind's effect)
     spec = RunSpec(command="python app.py", cwd=str(program), run_root=str(tmp_path / "runs"),
-                   metric="wall_s", timeout_s=120, venv_base=PY312)  # fmt: skip
-    rec = measure(spec)
+                   metric="wall_s", timeout_s=120)  # fmt: skip
+    rec = measure(treat(spec, "python3.12", load_catalogs()))
     assert rec.status == "ok", rec.error
+    # the program's process ran the variant, in its venv
+    [proof] = rec.measurement["treated"]["python3.12"]
+    assert proof["process"]["argv0"] == "app.py"
+    assert proof["python"]["version"].startswith("3.12.") and proof["python"]["venv"] is True
     assert rec.env["venv"]["program"]["packages"] == {"toolz": TOOLZ}
     version, toolz_file = (program / "seen.txt").read_text().split()
     assert version.startswith("3.12.")

@@ -26,7 +26,7 @@ from typing import Any
 from perflab.hook.dask_proof import dask_env_ops, judge_resolved
 
 #: Operations the hook checks rather than applies (``"on"`` of an operation).
-SEEN = ("env", "wrapper", "rundir", "startup", "package", "dask_env")
+SEEN = ("env", "wrapper", "rundir", "startup", "package", "dask_env", "interpreter")
 #: Where the program's own Parsl run directory goes under a ``rundir`` factor.
 PROGRAM_DIR = "program"
 MAX_FACTS = 8
@@ -60,6 +60,11 @@ def seen_ops(effects: dict[str, Any]) -> list[dict[str, Any]]:
         elif key == "startup":
             ops.append({"on": "startup", "bundle": bool(value.get("bundle")),
                         "trim_path": bool(value.get("trim_path"))})  # fmt: skip
+        elif key == "python" and isinstance(value, dict):
+            path = str(value["path"])  # a venv directory stands for its bin/python
+            path = os.path.join(path, "bin", "python") if os.path.isdir(path) else path
+            ops.append({"on": "interpreter", "path": os.path.realpath(path),
+                        "venv": bool(value.get("venv"))})  # fmt: skip
         elif key == "package" and isinstance(value, dict):
             ops += [
                 {"on": "package", "package": str(k), "module": module_of(str(k)), "version": str(v)}
@@ -156,6 +161,8 @@ def judge_seen(
             got, why = _startup(op, procs)
         elif op.get("on") == "package":
             got, why = release_proof(op, facts, python)
+        elif op.get("on") == "interpreter":
+            got, why = _interpreter(op, procs)
         else:
             continue
         where += got
@@ -215,6 +222,22 @@ def _wrapper(want: dict[str, Any], procs: list[dict[str, Any]]) -> tuple[list[An
         {"process": _process(p), "scheduled": {k: p.get(k) for k in ("nice", "policy", "cpus")}}
         for p in good[:MAX_FACTS]
     ], None
+
+
+def _interpreter(op: dict[str, Any], procs: list[dict[str, Any]]) -> tuple[list[Any], str | None]:
+    """Every Python process of the command ran the variant (its real path; in a venv when
+    the factor asks for one)."""
+    if not procs:
+        return [], "no Python process of the command ran (an interpreter reaches Python only)"
+    for p in procs:
+        py = p.get("python") or {}
+        if py.get("executable") != op["path"] or (op.get("venv") and not py.get("venv")):
+            where = "in a venv" if py.get("venv") else "outside a venv"
+            return [], (
+                f"{p.get('argv0')} (pid {p.get('pid')}) ran {py.get('executable')} "
+                f"{py.get('version')} {where}, not {op['path']}"
+            )
+    return [{"process": _process(p), "python": p.get("python")} for p in procs[:MAX_FACTS]], None
 
 
 def _cpu_list(text: str) -> set[int]:

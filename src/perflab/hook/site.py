@@ -198,7 +198,7 @@ def install(run_dir: str) -> None:
 
 
 #: Operations whose proof is what each process saw at start-up (``perflab/hook/seen.py``).
-SEEN = ("env", "wrapper", "rundir", "startup")
+SEEN = ("env", "wrapper", "rundir", "startup", "interpreter")
 POLICIES = {0: "other", 3: "batch", 5: "idle", 1: "fifo", 2: "rr"}
 
 
@@ -216,6 +216,11 @@ def _started(treat: dict[str, Any]) -> dict[str, Any]:
     )
     fact: dict[str, Any] = {"fact": "process", "env": {n: os.environ.get(n) for n in names}}
     fact["cwd"] = os.getcwd()
+    fact["python"] = {
+        "executable": os.path.realpath(sys.executable),
+        "version": sys.version.split()[0],
+        "venv": sys.prefix != sys.base_prefix,
+    }
     try:
         fact["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
         fact["policy"] = POLICIES.get(os.sched_getscheduler(0), "other")

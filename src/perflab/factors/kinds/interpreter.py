@@ -45,6 +45,10 @@ def resolve_python(path: str) -> str:
 class InterpreterKind(FactorKind):
     name = "interpreter"
     keys = ("python",)
+    #: A command's ``python`` is the variant's (its venv's bin first on PATH), the venv also
+    #: holding the program's own packages (prepare/program.py); each Python process of the
+    #: command proves which interpreter ran it (hook/seen.py).
+    for_commands = True
 
     def parse(self, factor: str, key: str, value: Any, where: str, base_dir: Path) -> Any:
         if isinstance(value, dict):
