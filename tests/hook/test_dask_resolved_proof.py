@@ -23,50 +23,50 @@ VAR = "DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING_INTERVAL"
 KEY = "distributed.scheduler.work_stealing_interval"
 
 
-def _resolved(pid: int, value: object, untreated: object = "100ms", at: str = "Worker") -> dict:
+def _resolved(pid: int, value: object, untreated: object = "1s", at: str = "Worker") -> dict:
     return {"fact": "dask_config", "pid": pid, "argv0": "app.py", "at": at,
             "values": {KEY: value}, "untreated": {KEY: untreated}}  # fmt: skip
 
 
 def _proc(pid: int) -> dict:
-    return {"fact": "process", "pid": pid, "argv0": "app.py", "env": {VAR: "'1s'"}}
+    return {"fact": "process", "pid": pid, "argv0": "app.py", "env": {VAR: "'500ms'"}}
 
 
 def test_a_dask_variable_becomes_a_read_back_of_its_key() -> None:
-    ops = seen_ops({"env": {VAR: "'1s'", "OTHER": "1", "DASK_CONFIG": "/etc/dask"}})
-    assert {"on": "dask_env", "var": VAR, "key": KEY, "value": "'1s'"} in ops
+    ops = seen_ops({"env": {VAR: "'500ms'", "OTHER": "1", "DASK_CONFIG": "/etc/dask"}})
+    assert {"on": "dask_env", "var": VAR, "key": KEY, "value": "'500ms'"} in ops
     assert [op["var"] for op in ops if op["on"] == "dask_env"] == [VAR]  # not DASK_CONFIG
     assert dask_key("DASK_ARRAY__CHUNK_SIZE") == "array.chunk_size"
-    assert (interpret("'1s'"), interpret("True"), interpret("false"), interpret("1s")) == (
-        "1s",
+    assert (interpret("'500ms'"), interpret("True"), interpret("false"), interpret("500ms")) == (
+        "500ms",
         True,
         False,
-        "1s",
+        "500ms",
     )
 
 
 def test_the_env_variable_alone_does_not_prove_a_dask_factor() -> None:
-    ops = {"dcfg_x": seen_ops({"env": {VAR: "'1s'"}})}
+    ops = {"dcfg_x": seen_ops({"env": {VAR: "'500ms'"}})}
     # every process saw the variable, but none resolved the key: no proof
     treated, causes = judge(ops, [], [_proc(7)])
     assert treated == {}
     assert causes == [f"dcfg_x: no Python process of the command resolved dask config {KEY!r} "
                       "(none imported dask)"]  # fmt: skip
     # one process where Dask resolved another value (the program's own set) fails the run
-    facts = [_proc(7), _resolved(7, "1s"), _proc(8), _resolved(8, "100ms")]
+    facts = [_proc(7), _resolved(7, "500ms"), _proc(8), _resolved(8, "100ms")]
     treated, causes = judge(ops, [], facts)
     assert treated == {}
-    assert causes == [f"dcfg_x: app.py (pid 8) resolved dask config {KEY!r} = '100ms', not '1s'"]
+    assert causes == [f"dcfg_x: app.py (pid 8) resolved dask config {KEY!r} = '100ms', not '500ms'"]
 
 
 def test_a_dask_factor_is_proven_old_to_new_by_the_resolved_value() -> None:
-    ops = {"dcfg_x": seen_ops({"env": {VAR: "'1s'"}})}
-    treated, causes = judge(ops, [], [_proc(7), _resolved(7, "1s"), _resolved(9, "1s")])
+    ops = {"dcfg_x": seen_ops({"env": {VAR: "'500ms'"}})}
+    treated, causes = judge(ops, [], [_proc(7), _resolved(7, "500ms"), _resolved(9, "500ms")])
     assert causes == []
     resolved = [e for e in treated["dcfg_x"] if e.get("object") == "dask.config"]
     assert resolved[0] == {
         "process": {"pid": 7, "argv0": "app.py"}, "object": "dask.config", "option": KEY,
-        "old": "100ms", "new": "1s", "resolved_at": "Worker", "via": VAR,
+        "old": "1s", "new": "500ms", "resolved_at": "Worker", "via": VAR,
     }  # fmt: skip
     assert [e["process"]["pid"] for e in resolved] == [7, 9]
 
@@ -95,12 +95,12 @@ def test_the_hook_reads_back_what_dask_resolved_and_what_it_would_without(
     import dask.config
 
     facts: list[dict] = []
-    ops = {"dcfg_x": seen_ops({"env": {VAR: "'1s'"}})}
+    ops = {"dcfg_x": seen_ops({"env": {VAR: "'500ms'"}})}
     hook = SimpleNamespace(
         ops=lambda on: [(f, op) for f, o in ops.items() for op in o if op["on"] == on],
         proof=SimpleNamespace(write=facts.append),
     )
-    monkeypatch.setenv(VAR, "'1s'")
+    monkeypatch.setenv(VAR, "'500ms'")
     monkeypatch.setattr(dask_hook, "_resolved", {"pid": None, "at": set()})
     with dask.config.set({"distributed.scheduler.work-stealing-interval": "250ms"}):
         dask_hook.write_resolved(hook, "Worker")
@@ -109,8 +109,8 @@ def test_the_hook_reads_back_what_dask_resolved_and_what_it_would_without(
     assert len(facts) == 1
     assert facts[0]["fact"] == "dask_config" and facts[0]["at"] == "Worker"
     assert facts[0]["values"] == {KEY: "250ms"}  # the program's own set wins
-    # without the variable: distributed's default once it is imported, else nothing
-    assert facts[0]["untreated"][KEY] in (None, "100ms")
+    # without the variable: distributed's default once it is imported (1s), else nothing
+    assert facts[0]["untreated"][KEY] != "500ms"
 
 
 @pytest.mark.slow  # two runs of a program that imports dask.config (no cluster)
@@ -119,7 +119,7 @@ def test_a_dcfg_factor_on_a_program_is_proven_or_fails_with_what_dask_resolved(
 ) -> None:
     monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / "home"))
     cat = tmp_path / "cat.toml"
-    cat.write_text(f'[factor.dcfg_x]\ncategory = "safe_config"\nenv = {{ {VAR} = "\'1s\'" }}\n')
+    cat.write_text(f'[factor.dcfg_x]\ncategory = "safe_config"\nenv = {{ {VAR} = "\'500ms\'" }}\n')
     (tmp_path / "runs").mkdir(mode=0o700)
     (tmp_path / "ok.py").write_text("import dask.config\nprint(1.0)\n")
     (tmp_path / "own.py").write_text(
@@ -136,10 +136,10 @@ def test_a_dcfg_factor_on_a_program_is_proven_or_fails_with_what_dask_resolved(
     rec = run("ok.py")
     assert rec.status == "ok", rec.error
     proof = [e for e in rec.measurement["treated"]["dcfg_x"] if e.get("object") == "dask.config"]
-    assert proof and all(e["new"] == "1s" and e["resolved_at"] == "exit" for e in proof)
+    assert proof and all(e["new"] == "500ms" and e["resolved_at"] == "exit" for e in proof)
     rec = run("own.py")
     assert rec.status == "failed"
     [cause] = rec.measurement["not_treated"]
     assert re.fullmatch(
-        rf"dcfg_x: own\.py \(pid \d+\) resolved dask config '{KEY}' = '100ms', not '1s'", cause
+        rf"dcfg_x: own\.py \(pid \d+\) resolved dask config '{KEY}' = '100ms', not '500ms'", cause
     )
