@@ -18,6 +18,7 @@ from perflab.factors.kinds.interpreter import discovered_interpreters
 from perflab.factors.treat import treat
 from perflab.hook import judge
 from perflab.hook.seen import seen_ops
+from perflab.prepare import program as program_module
 from perflab.prepare import venvs
 from perflab.prepare.program import program_files, program_packages
 
@@ -43,14 +44,21 @@ def program(tmp_path: Path) -> Path:
 
 
 def test_the_programs_packages_are_its_imports_outside_itself_and_the_stdlib(
-    program: Path,
+    program: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    found = program_packages("python app.py", str(program), sys.executable)
+    found = program_packages("python app.py", str(program), sys.executable, tmp_path)
     assert found["modules"] == ["cloudpickle", "toolz"]  # not json, not its own helper
     assert found["files"] == [str(program / "app.py"), str(program / "helper.py")]
     assert found["packages"]["toolz"] == TOOLZ
     assert found["packages"]["cloudpickle"] == importlib.metadata.version("cloudpickle")
     assert "perflab" not in found["packages"]
+    # the import is kept: another perflab process finds it without importing again
+    monkeypatch.setattr(program_module, "_IMPORTS", "raise SystemExit(1)")
+    program_module._probe.cache_clear()
+    again = program_packages("python app.py", str(program), sys.executable, tmp_path)
+    assert again["packages"] == found["packages"]
+    program_module._probe.cache_clear()
+    assert program_packages("python app.py", str(program), sys.executable)["packages"] == {}
     # -m's module and -c's code are read too; another program has no Python to read
     assert program_files("python -u -m app", str(program))[0] == [program / "app.py"]
     assert program_files("python -c 'import toolz'", str(program)) == ([], ["code:import toolz"])
@@ -101,7 +109,7 @@ def test_a_package_pip_cannot_install_fails_the_run_with_the_cause(
     (program / "app.py").write_text("import nosuch\n")
     monkeypatch.setattr(
         "perflab.prepare.stage.program_packages",
-        lambda command, cwd, python: {"packages": {"nosuch": "1.0"}, "modules": ["nosuch"],
+        lambda command, cwd, python, cache: {"packages": {"nosuch": "1.0"}, "modules": ["nosuch"],
                                       "files": [], "python": python},
     )  # fmt: skip
     (tmp_path / "runs").mkdir(mode=0o700)

@@ -12,8 +12,9 @@ maps every top-level module that import brought in to its distribution
 brings ``distributed``, which Dask does not require. The distributions' requirements, as
 installed there, close the set (what a package imports lazily, a worker's imports). A probe
 run of the whole program would see the same and also imports made from strings, but it
-costs a full run (minutes, with the program's side effects) before every variant's first
-run; the imports are read in a second, and the set is the venv's cache key.
+costs a full run (minutes, with the program's side effects) before a variant's first run;
+reading the files takes milliseconds, importing the packages seconds (kept per interpreter,
+names and installed versions), and the set is the venv's cache key.
 
 Imports made from strings (``importlib.import_module(name)``) and plugins found by entry
 point are not seen; such a package can be given as a package factor beside the interpreter.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import json
 import os
 import re
@@ -32,6 +34,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from perflab.files import atomic_write
+
 #: Never installed into a variant: perflab comes from PYTHONPATH.
 NOT_PINNED = ("perflab",)
 #: The most local files read (a program's own package), and their size each.
@@ -40,7 +44,19 @@ MAX_BYTES = 2 << 20
 PROBE_TIMEOUT_S = 300.0
 PYTHON_RE = re.compile(r"python[\d.]*t?")
 
-_PROBE = r"""
+#: What is installed where the command's interpreter imports from (no import: quick).
+_DISTS = r"""
+import json, sys
+from importlib import metadata as m
+dists = {}
+for d in m.distributions():
+    name = d.metadata["Name"]
+    if name and name not in dists:
+        dists[name] = {"version": d.version, "requires": d.requires or []}
+print(json.dumps({"python": sys.version.split()[0], "dists": dists}))
+"""
+#: The distributions whose modules importing the program's imports brings in (seconds).
+_IMPORTS = r"""
 import importlib, json, sys
 from importlib import metadata as m
 before = set(sys.modules)
@@ -51,13 +67,7 @@ for name in json.loads(sys.argv[1]):
         pass
 tops = {n.split(".")[0] for n in set(sys.modules) - before}
 where = m.packages_distributions()
-dists = {}
-for d in m.distributions():
-    name = d.metadata["Name"]
-    if name and name not in dists:
-        dists[name] = {"version": d.version, "requires": d.requires or []}
-print(json.dumps({"python": sys.version.split()[0], "dists": dists,
-                  "imported": sorted({x for t in tops for x in where.get(t, [])})}))
+print(json.dumps(sorted({x for t in tops for x in where.get(t, [])})))
 """
 
 
@@ -152,17 +162,42 @@ def imported_names(files: list[Path], code: list[str]) -> tuple[list[str], list[
     return outside, [str(f) for f in sorted(seen)]
 
 
-@functools.lru_cache(maxsize=16)
-def _probe(python: str, names: tuple[str, ...]) -> dict[str, Any]:
+def _run(python: str, code: str, *args: str) -> Any:
     try:
         proc = subprocess.run(
-            [python, "-c", _PROBE, json.dumps(list(names))],
+            [python, "-c", code, *args],
             capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, cwd="/",
         )  # fmt: skip
-        found = json.loads(proc.stdout) if proc.returncode == 0 else None
+        return json.loads(proc.stdout) if proc.returncode == 0 else None
     except (OSError, subprocess.SubprocessError, ValueError):
-        found = None
-    return found if isinstance(found, dict) else {"dists": {}, "imported": []}
+        return None
+
+
+@functools.lru_cache(maxsize=16)
+def _probe(python: str, names: tuple[str, ...], cache: Path | None) -> dict[str, Any]:
+    """What ``python``'s environment holds and which of it importing ``names`` brings in;
+    the import (seconds for Parsl or Dask, every run of a campaign on a batch system) is
+    kept in ``cache`` (a private folder) per interpreter, names and installed versions."""
+    found = _run(python, _DISTS)
+    if not isinstance(found, dict):
+        return {"dists": {}, "imported": []}
+    installed = sorted((k, v["version"]) for k, v in found["dists"].items())
+    key = [os.path.realpath(python), list(names), installed]
+    file = None
+    if cache is not None:
+        digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
+        file = cache / f".program-{digest}.json"
+        if file.is_file():
+            try:
+                return {**found, "imported": list(json.loads(file.read_text()))}
+            except (OSError, ValueError):
+                pass
+    imported = _run(python, _IMPORTS, json.dumps(list(names)))
+    if not isinstance(imported, list):
+        return {**found, "imported": []}
+    if file is not None:
+        atomic_write(file, json.dumps(imported))
+    return {**found, "imported": imported}
 
 
 def _closure(found: dict[str, Any]) -> dict[str, str]:
@@ -192,12 +227,14 @@ def _closure(found: dict[str, Any]) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def program_packages(command: str, cwd: str, python: str) -> dict[str, Any]:
+def program_packages(
+    command: str, cwd: str, python: str, cache: Path | None = None
+) -> dict[str, Any]:
     """What a variant's venv must hold for ``command``'s program: ``packages`` (name ->
     version installed in ``python``'s environment), ``modules`` (what the program imports
     from outside itself), ``files`` (its own files read) and ``python`` (where they were
     looked up)."""
     files, code = program_files(command, cwd)
     names, read = imported_names(files, code)
-    found = _probe(python, tuple(names)) if names else {"dists": {}, "imported": []}
+    found = _probe(python, tuple(names), cache) if names else {"dists": {}, "imported": []}
     return {"packages": _closure(found), "modules": names, "files": read, "python": python}

@@ -62,9 +62,8 @@ def prepare(spec: RunSpec) -> Prepared:
     program = None
     if spec.command is not None and spec.venv_base is not None:
         # another interpreter for a command: its venv also needs the program's packages
-        program = program_packages(
-            spec.command, spec.cwd or os.getcwd(), spec.python or sys.executable
-        )
+        cwd, own = spec.cwd or os.getcwd(), spec.python or sys.executable
+        program = program_packages(spec.command, cwd, own, home_dir("venvs"))
     if spec.packages or spec.venv_base is not None:  # a plain spec touches no cache
         try:
             spec = in_venv(spec, home_dir("venvs"), program["packages"] if program else None)
