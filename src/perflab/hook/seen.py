@@ -1,5 +1,7 @@
 """Proof for the factors perflab applies around a command rather than to the objects its
-program builds: ``env``, ``wrapper``, ``rundir``, ``startup`` and ``package``.
+program builds: ``env``, ``wrapper``, ``rundir``, ``startup``, ``package`` and
+``interpreter`` (each Python process's real interpreter; an env factor's ``DASK_*``
+variables are proven by the value Dask resolved, ``hook/dask_proof.py``).
 
 :func:`seen_ops` turns such a factor's (level-substituted) effects into operations for the
 treatment file. The hook applies none of them except a ``rundir`` factor's, which moves the
