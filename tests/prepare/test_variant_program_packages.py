@@ -63,6 +63,8 @@ def test_the_programs_packages_are_its_imports_outside_itself_and_the_stdlib(
     assert program_files("python -u -m app", str(program))[0] == [program / "app.py"]
     assert program_files("python -c 'import toolz'", str(program)) == ([], ["code:import toolz"])
     assert program_files("./run.sh", str(program)) == ([], [])
+    assert program_files("env X=1 nice python3.11 app.py", str(program))[0] == [program / "app.py"]
+    assert program_files("python -m toolz.sandbox", str(program)) == ([], ["toolz"])
 
 
 @pytest.fixture

@@ -83,20 +83,29 @@ def program_files(command: str, cwd: str) -> tuple[list[Path], list[str]]:
         argv = shlex.split(command)
     except ValueError:
         return [], []
-    if not argv:
+    # the first Python the command runs (after ``env X=1``, ``nice``, ``cd d &&`` ...)
+    first = next(
+        (
+            i
+            for i, a in enumerate(argv)
+            if a.endswith(".py") or PYTHON_RE.fullmatch(a.split("/")[-1])
+        ),
+        None,
+    )
+    if first is None:
         return [], []
-    if argv[0].endswith(".py"):
-        return [Path(cwd, argv[0])], []
-    if not PYTHON_RE.fullmatch(os.path.basename(argv[0])):
-        return [], []
-    args = iter(argv[1:])
+    if argv[first].endswith(".py"):
+        return [Path(cwd, argv[first])], []
+    args = iter(argv[first + 1 :])
     for a in args:
         if a in ("-W", "-X", "-Q"):  # an option with its own argument
             next(args, None)
         elif a == "-m":
-            module = next(args, "")
-            local = _local(module.split(".")[0], Path(cwd))
-            return (local, []) if local else ([], [module])
+            top = next(args, "").split(".")[0]
+            local = _local(top, Path(cwd))
+            # an installed module run by -m is imported by its package only: its own
+            # module (a __main__) would run the program
+            return (local, []) if local else ([], [top] if top else [])
         elif a == "-c":
             return [], [f"code:{next(args, '')}"]
         elif not a.startswith("-"):
