@@ -288,11 +288,11 @@ def tune(
     runner_config: str | None = None,
     on_stage: Callable[[str, str, int, float | None], None] | None = None,
     store: Store | str | Path | None = None,
+    precision: Any = None,
 ) -> dict[str, Any]:
-    """``perflab tune``: search the best set of ``candidates`` for ``spec`` within
-    ``budget`` runs (``search``: a name of ``tune.searches.SEARCHES``, default optuna),
-    reduce it to what the data support and measure its speed-up; each stage is a
-    resumable campaign ``NAME.K-stage``. Returns the result (``tune.render`` prints it)."""
+    """``perflab tune``: the best set of ``candidates`` for ``spec`` in ``budget`` runs (``search``
+    of ``tune.searches.SEARCHES``), reduced, its speed-up measured (``precision``: by
+    ``tune.precise.plan_final``); each stage a resumable campaign. ``tune.render`` prints it."""
     from perflab.tune.driver import tune as run_tune
     from perflab.tune.searches import DEFAULT_SEARCH
 
@@ -303,7 +303,7 @@ def tune(
         check_config(config)
     return run_tune(
         open_store(store), name, spec, candidates, budget, catalogs, seed, pairs, runner,
-        on_stage, search or DEFAULT_SEARCH, parsl_config=config,
+        on_stage, search or DEFAULT_SEARCH, precision, parsl_config=config,
     )  # fmt: skip
 
 
