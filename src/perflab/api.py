@@ -365,17 +365,17 @@ def zoo(
     store: Store | str | Path | None = None,
     run_round: Callable[[Store, str], dict[str, int]] | None = None,
     on_levels: Callable[[list[dict[str, Any]]], None] | None = None,
+    **precise: Any,
 ) -> dict[str, Any]:
-    """``perflab zoo`` (and ``metg``: one target, kinds ``["metg"]``): the standard suite of
-    ``cfg`` (default: every engine that expresses dependencies) as a resumable campaign;
-    returns its name, counts and scoreboard (``table``, ``rows``), and writes zoo.html into
-    ``output`` when given. See ``zoo.driver.run_zoo``."""
+    """``perflab zoo`` (and ``metg``: one target, kinds ``["metg"]``): the suite of ``cfg``
+    (default: every engine with dependencies) as a resumable campaign; returns its name, counts
+    and table, writes zoo.html into ``output``. See ``zoo.driver.run_zoo`` (``precise``)."""
     from perflab.zoo.driver import run_zoo
     from perflab.zoo.suite import ZooConfig
 
     result = run_zoo(
         open_store(store), cfg or ZooConfig(), name, prefix, seed, threshold, basis,
-        run_round, on_levels,
+        run_round, on_levels, **precise,
     )  # fmt: skip
     if output:
         from perflab.report.zoo import write_zoo_report

@@ -1,8 +1,8 @@
 """``--precision`` in the verbs beyond compare: one option, one plan (``plan_or_refuse``),
-honoured by campaign create (sweeps too), history, explain and tune (tests/tune/
-test_tune_precision.py), refused in one line (exit 2, nothing run or stored) by the zoo, and for
-a command target everywhere. Cheap: a command target or stored parts with nothing run (no
-engine starts)."""
+honoured by campaign create (sweeps too), history, explain, tune and the zoo (tests/tune/
+test_tune_precision.py, tests/zoo/test_zoo_precision.py), refused in one line (exit 2, nothing
+run or stored) for a command target everywhere. Cheap: a command target or stored parts with
+nothing run (no engine starts)."""
 
 from __future__ import annotations
 
@@ -64,17 +64,6 @@ def test_a_command_target_is_refused_in_one_line(tmp_path: Path, verb: list[str]
     res = cli(tmp_path, *verb, str(out), "--command", SCORE, "--precision", "3%")
     one_line_exit_2(res, "--precision", "a command has no window")
     assert not out.exists()  # nothing stored or written
-
-
-@pytest.mark.parametrize(
-    "verb, why",
-    [
-        (["zoo"], "--point-s"),
-        (["metg", "--target", "dask"], "--point-s"),
-    ],
-)
-def test_the_zoo_refuses_it_and_says_why(home: Path, verb: list[str], why: str) -> None:
-    one_line_exit_2(cli(home, *verb, "--precision", "3%"), "cannot honour --precision", why)
 
 
 def test_a_bad_target_or_an_option_it_replaces_is_refused(home: Path) -> None:
