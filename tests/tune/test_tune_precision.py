@@ -138,7 +138,7 @@ def test_options_the_plan_replaces_are_refused(home: Path) -> None:
               "--pairs", "5")  # fmt: skip
     assert res.exit_code == 2 and "drop --pairs" in res.output
     res = cli(home, "tune", "t", "--factors", "cfg_2_blocks", "--max-time", "60")
-    assert res.exit_code == 2 and "give --precision" in res.output
+    assert res.exit_code == 2 and "--max-time bounds the final blocks of --precision" in res.output
 
 
 class Handed(PerflabError):

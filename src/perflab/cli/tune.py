@@ -104,11 +104,7 @@ def tune_cmd(
     from perflab.tune.driver import short_budget
     from perflab.tune.render import render
 
-    spec, final = base_spec(o), None
-    if precision_target is not None:
-        spec, final = _plan(spec, precision_target, max_time, as_json)
-    elif max_time is not None:
-        raise PerflabError("--max-time bounds the final blocks of --precision: give --precision")
+    spec, final = _plan(base_spec(o), precision_target, max_time, as_json)
     candidates = factor_names(factor_list)
     # said after the first stage: by then the inputs were checked (a bad one gets one line)
     note = short_budget(budget, len(candidates))
@@ -138,13 +134,19 @@ def tune_cmd(
     click.echo(render(result))
 
 
-def _plan(spec: Any, target: str, max_time: float | None, quiet: bool) -> tuple[Any, Any]:
+def _plan(spec: Any, target: str | None, max_time: float | None, quiet: bool) -> tuple[Any, Any]:
     """The spec with the planned window and the final blocks' plan (``tune.precise``); the
-    plan at its largest is printed, and refused (exit 2, nothing run) past --max-time."""
+    plan at its largest is printed, and refused (exit 2, nothing run) past --max-time.
+    Without a target: the spec as it is, no plan."""
     import dataclasses
 
     from perflab.compare.planned import DEFAULT_MAX_TIME_S
     from perflab.tune.precise import plan_final
+
+    if target is None:
+        if max_time is not None:
+            raise PerflabError("--max-time bounds the final blocks of --precision: give it")
+        return spec, None
 
     clash = given("pairs", "tasks", "time_s")
     if clash:
