@@ -288,11 +288,11 @@ def tune(
     runner_config: str | None = None,
     on_stage: Callable[[str, str, int, float | None], None] | None = None,
     store: Store | str | Path | None = None,
+    precision: Any = None,
 ) -> dict[str, Any]:
-    """``perflab tune``: search the best set of ``candidates`` for ``spec`` within
-    ``budget`` runs (``search``: a name of ``tune.searches.SEARCHES``, default optuna),
-    reduce it to what the data support and measure its speed-up; each stage is a
-    resumable campaign ``NAME.K-stage``. Returns the result (``tune.render`` prints it)."""
+    """``perflab tune``: the best set of ``candidates`` for ``spec`` in ``budget`` runs (``search``
+    of ``tune.searches.SEARCHES``), reduced, its speed-up measured (``precision``: by
+    ``tune.precise.plan_final``); each stage a resumable campaign. ``tune.render`` prints it."""
     from perflab.tune.driver import tune as run_tune
     from perflab.tune.searches import DEFAULT_SEARCH
 
@@ -303,7 +303,7 @@ def tune(
         check_config(config)
     return run_tune(
         open_store(store), name, spec, candidates, budget, catalogs, seed, pairs, runner,
-        on_stage, search or DEFAULT_SEARCH, parsl_config=config,
+        on_stage, search or DEFAULT_SEARCH, precision, parsl_config=config,
     )  # fmt: skip
 
 
@@ -365,17 +365,17 @@ def zoo(
     store: Store | str | Path | None = None,
     run_round: Callable[[Store, str], dict[str, int]] | None = None,
     on_levels: Callable[[list[dict[str, Any]]], None] | None = None,
+    **precise: Any,
 ) -> dict[str, Any]:
-    """``perflab zoo`` (and ``metg``: one target, kinds ``["metg"]``): the standard suite of
-    ``cfg`` (default: every engine that expresses dependencies) as a resumable campaign;
-    returns its name, counts and scoreboard (``table``, ``rows``), and writes zoo.html into
-    ``output`` when given. See ``zoo.driver.run_zoo``."""
+    """``perflab zoo`` (and ``metg``: one target, kinds ``["metg"]``): the suite of ``cfg``
+    (default: every engine with dependencies) as a resumable campaign; returns its name, counts
+    and table, writes zoo.html into ``output``. See ``zoo.driver.run_zoo`` (``precise``)."""
     from perflab.zoo.driver import run_zoo
     from perflab.zoo.suite import ZooConfig
 
     result = run_zoo(
         open_store(store), cfg or ZooConfig(), name, prefix, seed, threshold, basis,
-        run_round, on_levels,
+        run_round, on_levels, **precise,
     )  # fmt: skip
     if output:
         from perflab.report.zoo import write_zoo_report

@@ -1,7 +1,8 @@
 """``--precision`` in the verbs beyond compare: one option, one plan (``plan_or_refuse``),
-honoured by campaign create (sweeps too), history and explain, refused in one line (exit 2,
-nothing run or stored) by tune and the zoo, and for a command target everywhere. Cheap: a
-command target or stored parts with nothing run (no engine starts)."""
+honoured by campaign create (sweeps too), history, explain, tune and the zoo (tests/tune/
+test_tune_precision.py, tests/zoo/test_zoo_precision.py), refused in one line (exit 2, nothing
+run or stored) for a command target everywhere. Cheap: a command target or stored parts with
+nothing run (no engine starts)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ def one_line_exit_2(res: Result, *words: str) -> None:
         ["campaign", "create", "c", "--factors", "a,b", "--store"],
         ["explain", "--from", "2024.1.1", "--to", "2025.1.1", "--store"],
         ["history", "--versions", "2024.1.1,2025.1.1", "-o"],
+        ["tune", "t", "--factors", "a,b", "--store"],
     ],
 )
 def test_a_command_target_is_refused_in_one_line(tmp_path: Path, verb: list[str]) -> None:
@@ -62,18 +64,6 @@ def test_a_command_target_is_refused_in_one_line(tmp_path: Path, verb: list[str]
     res = cli(tmp_path, *verb, str(out), "--command", SCORE, "--precision", "3%")
     one_line_exit_2(res, "--precision", "a command has no window")
     assert not out.exists()  # nothing stored or written
-
-
-@pytest.mark.parametrize(
-    "verb, why",
-    [
-        (["tune", "t", "--factors", "a,b", "--command", SCORE], "final blocks"),
-        (["zoo"], "--point-s"),
-        (["metg", "--target", "dask"], "--point-s"),
-    ],
-)
-def test_tune_and_the_zoo_refuse_it_and_say_why(home: Path, verb: list[str], why: str) -> None:
-    one_line_exit_2(cli(home, *verb, "--precision", "3%"), "cannot honour --precision", why)
 
 
 def test_a_bad_target_or_an_option_it_replaces_is_refused(home: Path) -> None:

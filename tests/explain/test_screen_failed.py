@@ -39,7 +39,9 @@ def _screen(monkeypatch: pytest.MonkeyPatch, fails: set[str] | None) -> dict[str
     # out, the rest still estimate every other factor
     full = [[1 if (i >> j) & 1 else -1 for j in range(len(FACTORS))] for i in range(8)]
     monkeypatch.setattr(driver, "_pb", lambda k: np.array(full))
-    setup = SimpleNamespace(screen_reps=2, seed=0, name="x", metrics=["us_per_task"])
+    setup = SimpleNamespace(
+        screen_reps=2, seed=0, name="x", metrics=["us_per_task"], step_looks=None
+    )
     prep = SimpleNamespace(factors=list(FACTORS), base_b=object(), catalog="c.toml")
     return driver._screen(None, setup, prep, None)  # type: ignore[arg-type]
 

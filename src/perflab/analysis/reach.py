@@ -49,14 +49,21 @@ def reach(
     factors: list[str],
     run_s: float | None,
     target: float = DEFAULT_TARGET,
+    pending: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """The campaign's precision per hour (JSON-able): per set its runs and measured spread,
     per effect the relative 95 % half-width reached, the runs in all that reach ±``target``
-    and how many more (with ``run_s`` seconds a run, the hours: predicted), and ``lines``."""
+    and how many more (with ``run_s`` seconds a run, the hours: predicted), and ``lines``.
+    ``pending``: the 0/1 rows of the runs planned but not yet run; each effect then also
+    has the half-width predicted at the plan's end (``half_width_at_plan_end``), and the
+    runs to the target count them (``more_runs`` are the runs beyond the plan)."""
     y = np.asarray(y, float)
     x = np.asarray(x, float).reshape(len(y), len(factors))
+    px = np.zeros((0, len(factors))) if pending is None else np.asarray(pending, float)
+    px = px.reshape(len(px), len(factors))
     out: dict[str, Any] = {"target": target, "level": 1 - LEVEL, "run_s": run_s}
-    out.update({"runs": int(len(y)), "sets": [], "effects": [], "why_not": None})
+    out.update({"runs": int(len(y)), "pending": int(len(px)), "sets": [], "effects": []})
+    out["why_not"] = None
     if not len(y):
         return _without(out, "no run has succeeded yet")  # none done, or every one failed
     if np.any(y <= 0) or not np.all(np.isfinite(y)):
@@ -78,13 +85,49 @@ def reach(
         return _without(out, EXACT_WHY, head="precision per hour")
     names = factors or [s["set"] for s in out["sets"]]
     unit = _unit_variances(x[first], n, factors)
+    end = _plan_end(x[first], n, px, factors, out["sets"])
     for name, c in zip(names, unit, strict=True):
         v = var * c if isinstance(c, float) else math.nan
         e = _effect(name, v, not isinstance(c, float), len(y), df, math.log1p(target), run_s)
+        ce = end["unit"].get(name)
+        if len(px) and isinstance(ce, float) and e["estimable"]:  # the plan's end: its df
+            _at_end(e, var * ce, end["runs"], end["sets"], math.log1p(target), run_s)
         out["effects"].append({**e, "reference": c == "reference"})
+    out["runs_at_plan_end"] = end["runs"]
     out["spent_h"] = len(y) * run_s / 3600 if run_s else None
     out["lines"] = lines(out)
     return out
+
+
+def _plan_end(
+    xs: np.ndarray, n: np.ndarray, px: np.ndarray, factors: list[str], sets: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The design at the plan's end: the sets done (rows ``xs``, runs ``n``) with the runs
+    pending (rows ``px``) added, each pending run assumed to succeed; each effect's unit
+    variance by name, the runs and the sets then. Each set of ``sets`` gets its ``pending``."""
+    rows = np.vstack([xs, px])
+    weights = np.concatenate([n, np.ones(len(px))])
+    _, first, inv = np.unique(keys_of(rows), return_index=True, return_inverse=True)
+    n_end = np.bincount(inv, weights=weights)
+    for i, s in enumerate(sets):
+        s["pending"] = int(round(n_end[inv[i]] - n[i]))
+    ends = rows[first]
+    names = factors or [
+        ",".join(f for f, v in zip(factors, r, strict=True) if v) or "base" for r in ends
+    ]
+    unit = _unit_variances(ends, n_end, factors)
+    return {"unit": dict(zip(names, unit, strict=True)), "runs": int(round(n_end.sum())),
+            "sets": len(ends)}  # fmt: skip
+
+
+def _at_end(e: dict[str, Any], v: float, runs: int, sets: int, h: float, run_s: float | None
+            ) -> None:  # fmt: skip
+    """An effect's half-width predicted at the plan's end (``v``: its variance then, from
+    ``runs`` runs of ``sets`` sets), and the runs to ±target counted from there."""
+    e["half_width_at_plan_end"] = math.expm1(half_width(v * runs, runs, LEVEL, sets))
+    total = pairs_needed(v * runs, h, LEVEL, k_min=runs, df_lost=sets)
+    e.update({"runs_to_target": total, "more_runs": total - runs})
+    e["more_hours_predicted"] = (total - runs) * run_s / 3600 if run_s else None
 
 
 def _unit_variances(xs: np.ndarray, n: np.ndarray, factors: list[str]) -> list[Any]:
@@ -196,13 +239,21 @@ def lines(p: dict[str, Any]) -> list[str]:
     if worst["half_width_per_hour"] is not None:
         out.append(f"at this rate an hour of runs gives ±{worst['half_width_per_hour']:.1%} "
                    "on it (predicted; 4× the time halves it)")  # fmt: skip
-    more = worst["more_runs"]
+    more, planned = worst["more_runs"], p.get("pending", 0)
+    if planned:  # what is planned counts: the half-width at the plan's end, runs beyond it
+        end = max(eff, key=lambda e: e.get("half_width_at_plan_end") or 0.0)
+        out.append(f"runs: {p['runs']} done, {planned} planned not yet run; at the plan's end "
+                   f"±{end.get('half_width_at_plan_end') or 0.0:.1%} on the widest effect "
+                   f"({end['effect']}, predicted)")  # fmt: skip
+    beyond = " beyond the plan" if planned else ""
     if more == 0:
-        out.append(f"every effect is within the target ±{p['target']:.1%}")
+        out.append(f"every effect is within the target ±{p['target']:.1%}" + (
+            " at the plan's end (predicted)" if planned else ""))  # fmt: skip
     else:
         hours = worst["more_hours_predicted"]
         cost = f", ~{duration(3600 * hours)}" if hours is not None else ""
-        out.append(f"±{p['target']:.1%} on every effect: {more} more runs{cost} (predicted)")
+        out.append(f"±{p['target']:.1%} on every effect: {more} more runs{beyond}{cost} "
+                   "(predicted)")  # fmt: skip
     shown = ", ".join(f"{e['effect']} ±{e['half_width']:.1%}" for e in eff[:SHOWN])
     return [
         *out,
@@ -221,13 +272,17 @@ def more_per_set(p: dict[str, Any]) -> tuple[dict[str, int], float | None]:
     if not eff:
         return {}, None
     worst = max(eff, key=lambda e: e["half_width"])
-    now, total = p["runs"], worst["runs_to_target"]
+    # from the plan's end: the runs planned and not yet run count as made
+    now, total = p.get("runs_at_plan_end", p["runs"]), worst["runs_to_target"]
     if total <= now:
         return {}, None
     grow = total / now - 1
-    more = {s["set"]: math.ceil(s["runs"] * grow - 1e-9) for s in p["sets"]}
+    more = {s["set"]: math.ceil((s["runs"] + s.get("pending", 0)) * grow - 1e-9)
+            for s in p["sets"]}  # fmt: skip
     added = sum(more.values())
-    t_now = t_quantile(LEVEL, p["df"])
-    t_new = t_quantile(LEVEL, p["df"] + added)
-    hw = math.log1p(worst["half_width"]) * math.sqrt(now / (now + added)) * t_new / t_now
+    df = p["df"] + now - p["runs"]
+    t_now = t_quantile(LEVEL, df)
+    t_new = t_quantile(LEVEL, df + added)
+    hw_now = worst.get("half_width_at_plan_end") or worst["half_width"]
+    hw = math.log1p(hw_now) * math.sqrt(now / (now + added)) * t_new / t_now
     return more, math.expm1(hw)

@@ -276,9 +276,11 @@ def precision(
     y = np.array([r[col] for r in rows], float)
     x = design_x([r[0].split(",") for r in rows], definition.factors)
     run_s = float(np.mean(durations)) if durations else None
+    # planned and not yet run (a failed run is done: it is not planned again)
+    todo = design_x([t for _, t in store.pending(definition.name)], definition.factors)
     return {
         "metric": ("us_per_task", "wall_s")[col - 1],
-        **reach(y, x, definition.factors, run_s, target),
+        **reach(y, x, definition.factors, run_s, target, todo),
     }
 
 

@@ -17,14 +17,9 @@ from perflab.cli.app import (
     runner_option,
     store_option,
 )
-from perflab.cli.precise import precision_option, refuse
+from perflab.cli.precise import given, max_time_option, parse_target, precision_option
 from perflab.cli.spec_options import base_spec, factor_names, factors_option, run_options
-
-#: Why tune does not plan for a --precision target (yet).
-TUNE_WHY = (
-    "its final blocks share --budget with the search and the reduction, which may cut them "
-    "below any plan; size them with --pairs and --budget"
-)
+from perflab.errors import PerflabError
 
 
 def _searches() -> Any:
@@ -65,7 +60,13 @@ def _searches() -> Any:
     "final blocks.",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True)
-@precision_option(f"(refused: {TUNE_WHY})")
+@precision_option(
+    "on the speed-ups of the final blocks (e.g. 3%): the recommended set's, and the fastest "
+    "set's if it differs, against the base; the blocks and the window are planned from "
+    "`perflab precision`'s stored parts (instead of --pairs/--tasks) and stop once known; "
+    "--budget stays the search's and the reduction's"
+)
+@max_time_option
 @runner_option
 @click.option(
     "--runner-config",
@@ -82,6 +83,7 @@ def tune_cmd(
     pairs: int,
     seed: int,
     precision_target: str | None,
+    max_time: float | None,
     search: str,
     runner: str,
     runner_config: str | None,
@@ -102,7 +104,7 @@ def tune_cmd(
     from perflab.tune.driver import short_budget
     from perflab.tune.render import render
 
-    refuse("tune", precision_target, TUNE_WHY)
+    spec, final = _plan(base_spec(o), precision_target, max_time, as_json)
     candidates = factor_names(factor_list)
     # said after the first stage: by then the inputs were checked (a bad one gets one line)
     note = short_budget(budget, len(candidates))
@@ -122,11 +124,37 @@ def tune_cmd(
     # the runner, its options and (parsl) its config's batch system, before a stage is stored
     RUNNERS.get(runner)(parsl_config=resolved(runner_config))
     result = tune(
-        name, base_spec(o), candidates, budget, catalogs=list(o["catalogs"]), seed=seed,
+        name, spec, candidates, budget, catalogs=list(o["catalogs"]), seed=seed,
         pairs=pairs, search=search, runner=runner, runner_config=runner_config,
-        on_stage=on_stage, store=store_path,
+        on_stage=on_stage, store=store_path, precision=final,
     )  # fmt: skip
     if as_json:
         click.echo(json.dumps(result))
         return
     click.echo(render(result))
+
+
+def _plan(spec: Any, target: str | None, max_time: float | None, quiet: bool) -> tuple[Any, Any]:
+    """The spec with the planned window and the final blocks' plan (``tune.precise``); the
+    plan at its largest is printed, and refused (exit 2, nothing run) past --max-time.
+    Without a target: the spec as it is, no plan."""
+    import dataclasses
+
+    from perflab.compare.planned import DEFAULT_MAX_TIME_S
+    from perflab.tune.precise import plan_final
+
+    if target is None:
+        if max_time is not None:
+            raise PerflabError("--max-time bounds the final blocks of --precision: give it")
+        return spec, None
+
+    clash = given("pairs", "tasks", "time_s")
+    if clash:
+        raise PerflabError(f"--precision plans the final blocks and the window: drop "
+                           f"{', '.join(clash)}")  # fmt: skip
+    limit = DEFAULT_MAX_TIME_S if max_time is None else max_time
+    pl, final = plan_final(spec, spec.metric, parse_target(target), limit)
+    if not quiet:
+        err_console.print(f"plan of the final blocks at their largest: {pl.line()}")
+        final.say = lambda line: err_console.print(line)
+    return dataclasses.replace(spec, tasks=pl.tasks, time_s=None), final

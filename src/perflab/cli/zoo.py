@@ -12,7 +12,7 @@ from perflab.analysis.zoo import unanswered
 from perflab.campaign.plan import run_campaign
 from perflab.campaign.store import Store
 from perflab.cli.app import SEED, json_option, main, names, output_option, runs_option, store_option
-from perflab.cli.precise import precision_option, refuse
+from perflab.cli.precise import max_time_option, parse_target, precision_option
 from perflab.cli.spec_options import timeout_option
 from perflab.errors import PerflabError, Unanswerable
 from perflab.report import terminal
@@ -20,12 +20,6 @@ from perflab.zoo.suite import (
     DEFAULT_LEVELS,
     ZooConfig,
     default_targets,
-)
-
-#: Why the zoo does not plan for a --precision target.
-ZOO_WHY = (
-    "its runs are sized by --point-s and the METG search over task sizes, across engines "
-    "with no stored variance parts; give --runs"
 )
 
 
@@ -70,7 +64,12 @@ _SHARED = [
         help="Ideal seconds of work per METG run (sets its number of tasks).",
     ),
     runs_option(3, "Times each measurement is repeated (interleaved).", old=("--replicates",)),
-    precision_option(f"(refused: {ZOO_WHY})"),
+    precision_option(
+        "on each measurement's wall time (e.g. 3%): after the --runs rounds (the pilot) and "
+        "the METG search, each measurement is repeated until its 95% interval is within it, "
+        "planned from the pilot's spread (the window stays --point-s/--dag-tasks)"
+    ),
+    max_time_option,
     click.option("--workers", type=int, help="Workers per engine (default: cores)."),
     click.option(
         "--kernel",
@@ -176,7 +175,10 @@ def metg_cmd(target: str, **o: Any) -> None:
 
 
 def _config(o: dict[str, Any], targets: list[str], kinds: list[str]) -> ZooConfig:
-    refuse("the zoo (zoo, metg)", o["precision_target"], ZOO_WHY)
+    if o["precision_target"] is not None and o["runs"] < 2:
+        raise PerflabError("--precision plans from the pilot's spread: give --runs 2 or more")
+    if o["precision_target"] is None and o["max_time"] is not None:
+        raise PerflabError("--max-time bounds the rounds of --precision: give --precision")
     return ZooConfig(
         targets=targets,
         kinds=kinds,
@@ -211,6 +213,7 @@ def _run(cfg: ZooConfig, o: dict[str, Any], prefix: str) -> None:
     result = zoo(
         cfg, o["name"], prefix, o["seed"], o["threshold"], o["basis"], o["output"],
         o["store_path"], lambda store, name: _round(store, name, o["as_json"]), levels,
+        **_precise(o),
     )  # fmt: skip
     if o["as_json"]:
         click.echo(json.dumps(result, default=float))
@@ -218,6 +221,19 @@ def _run(cfg: ZooConfig, o: dict[str, Any], prefix: str) -> None:
         from perflab.report.zoo import print_zoo
 
         print_zoo(result["table"], result["rows"], result["name"])
+        if result.get("precision"):
+            click.echo(result["precision"]["line"])
     why = unanswered(result["table"])
     if why:  # the scoreboard is shown and stored; what it lacks is the exit code's
         raise Unanswerable(f"zoo {result['name']!r}: {why}")
+
+
+def _precise(o: dict[str, Any]) -> dict[str, Any]:
+    """``--precision``/``--max-time`` as ``run_zoo``'s keywords (none without a target)."""
+    from perflab.compare.planned import DEFAULT_MAX_TIME_S
+
+    if o["precision_target"] is None:
+        return {}
+    limit = DEFAULT_MAX_TIME_S if o["max_time"] is None else o["max_time"]
+    say = None if o["as_json"] else click.echo
+    return {"precision": parse_target(o["precision_target"]), "max_time_s": limit, "say": say}

@@ -25,6 +25,7 @@ from perflab.explain.plan import (
     value,
 )
 from perflab.explain.sequential import run_step
+from perflab.explain.stopping import focus_known, run_stage, screen_known, screen_looks
 
 #: Residual degrees of freedom the screen leaves for its error estimate.
 SCREEN_DF = 4
@@ -221,23 +222,29 @@ def _screen(
     x = _pb(len(factors))
     n = len(x)
     reps = setup.screen_reps or max(1, math.ceil((len(factors) + 1 + SCREEN_DF) / n))
+    rule = screen_looks(setup, reps, n) if setup.step_looks else None  # --precision
     rng = random.Random(setup.seed + 1)
     sets = []
-    for _ in range(reps):
+    for _ in range(rule.last if rule else reps):
         for i in rng.sample(range(n), n):
             sets.append([f for f, on in zip(factors, x[i], strict=True) if on > 0])
     assert prep.base_b is not None
-    rows = stage(
-        store,
-        f"{setup.name}.2-screen",
-        prep.base_b,
-        prep.catalog,
-        factors,
-        sets,
-        {"explain": setup.name, "stage": "screen", "design": "plackett-burman", "replicates": reps},
-        on_stage,
-    )
+    name, seq = f"{setup.name}.2-screen", None
+    info = {"explain": setup.name, "stage": "screen", "design": "plackett-burman",
+            "replicates": rule.last if rule else reps}  # fmt: skip
+    if rule is None:
+        rows = stage(store, name, prep.base_b, prep.catalog, factors, sets, info, on_stage)
+    else:
+        made(store, name, prep.base_b, prep.catalog, factors, sets, info)
+        if on_stage:
+            on_stage(name, len(store.pending(name)))
+        rows, seq = run_stage(store, name, n, rule, setup, lambda rows, _, level: screen_known(
+            screen_summary(rows, factors, metric_of(setup))["effects"], level, rule))  # fmt: skip
+        reps = len(rows) // n
     out = screen_summary(rows, factors, setup.metrics[0])
+    if seq:
+        out["precision"] = {**seq, "line": f"screen: {seq['line']}; Holm over {len(factors)} "
+                                           "factors at each look"}  # fmt: skip
     return {**out, "replicates": reps, "design_runs": n} if not out.get("cause") else out
 
 
@@ -343,30 +350,43 @@ def _focus(
     conds.update({f: [f] for f in survivors})
     if len(survivors) > 1:
         conds[ALL] = list(survivors)
-    plan = rounds(conds, setup.runs, setup.seed + 2)
+    rule = setup.step_looks  # --precision: the step's looks, their levels adding up to alpha
+    plan = rounds(conds, rule.last if rule else setup.runs, setup.seed + 2)
     assert prep.base_b is not None
-    rows = stage(
-        store,
-        f"{setup.name}.3-focus",
-        prep.base_b,
-        prep.catalog,
-        prep.factors,
-        [s for _, _, s in plan],
-        {"explain": setup.name, "stage": "focus"},
-        on_stage,
-    )
+    name, info, seq = f"{setup.name}.3-focus", {"explain": setup.name, "stage": "focus"}, None
+    sets = [s for _, _, s in plan]
+    if rule is None:
+        rows = stage(store, name, prep.base_b, prep.catalog, prep.factors, sets, info, on_stage)
+    else:
+        made(store, name, prep.base_b, prep.catalog, prep.factors, sets, info)
+        if on_stage:
+            on_stage(name, len(store.pending(name)))
+
+        def judge(rows: list[Any], _: int, level: float) -> dict[str, str]:
+            data = _focus_data(plan, rows, metric_of(setup))
+            est = focus_estimates(data, survivors, level, setup.threshold)
+            return focus_known(est, survivors, rule)
+
+        rows, seq = run_stage(store, name, len(conds), rule, setup, judge)
+    alpha = seq["level"] if seq and seq["level"] else setup.alpha  # the last look's, spent
     out: dict[str, Any] = {"runs": len(rows), "conditions": list(conds)}
+    if seq:
+        out["precision"] = {**seq, "line": f"focus: {seq['line']}; estimates at its last look"}
     for metric in setup.metrics:
-        data = [
-            (c, r, v)
-            for (c, r, _), (_, rec) in zip(plan, rows, strict=True)
-            if (v := value(rec, metric)) is not None
-        ]
-        est = focus_estimates(data, survivors, setup.alpha, setup.threshold)
+        data = _focus_data(plan, rows, metric)
+        est = focus_estimates(data, survivors, alpha, setup.threshold)
         claimed = [f for f, e in est["factors"].items() if e["claimed"]]
         est["contained"] = contained(prep.tables, claimed)
         out[metric] = est
     return out
+
+
+def _focus_data(
+    plan: list[tuple[str, int, list[str]]], rows: list[Any], metric: str
+) -> list[tuple[str, int, float]]:
+    """The focus runs' (condition, round, value) of ``metric``, the runs with a value."""
+    return [(c, r, v) for (c, r, _), (_, rec) in zip(plan, rows, strict=False)
+            if (v := value(rec, metric)) is not None]  # fmt: skip
 
 
 def survives(effect: dict[str, Any], alpha: float) -> bool:

@@ -52,7 +52,8 @@ def screen_effects(
             b = float(exact[i + 1])
             out[f] = {"effect": b, "p": None, "ratio": math.exp(b), "exact": True}
             continue
-        out[f] = {"effect": float(fit.params[i + 1]), "p": p, "ratio": math.exp(fit.params[i + 1])}
+        out[f] = {"effect": float(fit.params[i + 1]), "p": p, "ratio": math.exp(fit.params[i + 1]),
+                  "se": float(fit.bse[i + 1])}  # fmt: skip
     return out
 
 
@@ -161,6 +162,7 @@ def focus_estimates(
             continue
         out["factors"][f] = {
             "ratio": math.exp(float(fit.params[k])),  # B+f / B
+            "se_log": float(fit.bse[k]),
             "p": p,
             "p_holm": float(pa),
             # named only if it explains a part of the step worth naming: precise runs make

@@ -64,6 +64,9 @@ def lines(result: dict[str, Any]) -> list[str]:
             "nothing to explain: the step is within the threshold or its interval covers "
             f"no change (±{r['threshold']:.0%}); no screen was run"
         )
+    for stage in ("screen", "focus"):  # --precision: each stage's looks, the error spent
+        if ((r.get(stage) or {}).get("precision") or {}).get("line"):
+            out.append(r[stage]["precision"]["line"])
     for metric in r["metrics"] if "focus" in r else []:
         out += _focus_lines(r, metric)
     sc = r.get("screen") or {}

@@ -20,6 +20,7 @@ from perflab.files import atomic_write, check_name, home_dir
 from perflab.run.measure import validate
 from perflab.spec import RunSpec
 from perflab.tune.final import CLEAN_RUNS_PER_CANDIDATE, REDUCE_MIN
+from perflab.tune.precise import FinalPlan
 from perflab.tune.searches import DEFAULT_SEARCH, SEARCHES
 
 #: Called after each stage with (stage name, reason, runs left, best ok run so far or None).
@@ -52,11 +53,13 @@ def tune(
     runner: str = "local",
     on_stage: OnStage | None = None,
     search: str = DEFAULT_SEARCH,
+    precision: FinalPlan | None = None,
     **runner_options: Any,
 ) -> dict[str, Any]:
     """Search the best set of ``candidates`` for ``base`` within ``budget`` runs; returns the
     result (best set, its measured speed-up with CI, the stages and their reasons).
-    ``search`` names a search of ``SEARCHES`` (``tune/searches/``)."""
+    ``search`` names a search of ``SEARCHES`` (``tune/searches/``); ``precision``
+    (``tune.precise.plan_final``): final blocks sized for a target and stopped when known."""
     check_name(name, "tune name")
     kind = SEARCHES.get(search)
     catalog = load_catalogs(catalogs)
@@ -97,7 +100,9 @@ def tune(
             on_stage(stage, reason, budget - _runs_so_far(store, name), best)
         return ys
 
-    result = kind(candidates, cons, budget, seed, pairs).run(measure).to_dict()
+    searcher = kind(candidates, cons, budget, seed, pairs)
+    searcher.precision = precision
+    result = searcher.run(measure).to_dict()
     result.update(
         name=name, target=base.target, metric=base.metric, failed_runs=failed, search=search
     )

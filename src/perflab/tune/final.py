@@ -16,6 +16,7 @@ from perflab.analysis.stats import bonferroni_level
 from perflab.campaign.designs.base import Constraints
 from perflab.tune.knockout import FAR, REACH, resolve_runs, shortfall
 from perflab.tune.levels import complete
+from perflab.tune.precise import Compared, FinalPlan, by_block, run_blocks
 from perflab.tune.reduce import Evidence, level_sets, reduce, shown_needed
 from perflab.tune.speedup import SpeedUp, paired_speedup
 
@@ -63,6 +64,7 @@ class TuneResult:
     why: str = ""  # why ``speedup`` is None
     fastest: list[str] = field(default_factory=list)
     fastest_speedup: SpeedUp | None = None
+    precision: dict[str, Any] | None = None  # tune --precision: what the final blocks reached
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -103,6 +105,7 @@ class TuneResult:
             "fastest_measured": vars(self.fastest_speedup) if self.fastest_speedup else None,
             "more_runs_estimate": shortfall(self.evidence),
             "levels": self.levels,
+            **({"precision": self.precision} if self.precision else {}),
         }
 
 
@@ -138,6 +141,10 @@ class Search:
     under ``name`` (``perflab tune --search NAME``)."""
 
     name: ClassVar[str] = ""
+    #: ``tune --precision``: the final blocks' plan (None: --pairs blocks), and what they
+    #: reached (the result's ``precision``)
+    precision: FinalPlan | None = None
+    reached: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -234,6 +241,7 @@ class Search:
             why=why,
             fastest=sorted(kept),
             fastest_speedup=fast,
+            precision=self.reached,
             **{"active": [], **found},
         )
 
@@ -260,16 +268,23 @@ class Search:
             dict.fromkeys([*(frozenset(s) for _, s in levels if s), frozenset(best), fast])
         )
         block = [frozenset(), *distinct]
-        n = max(2, min(self.pairs, self.left // len(block)))  # 2: the least a t interval needs
-        perms = [self.rng.permutation(len(block)) for _ in range(n)]
-        sets = [set(block[i]) for p in perms for i in p]
-        ys = self._run(
-            sets, measure, "final",
-            f"{n} blocks of the base and {len(distinct)} set(s) in random order",
-        )  # fmt: skip
-        by_pos = np.empty((n, len(block)))
-        for r, p in enumerate(perms):
-            by_pos[r, p] = ys[r * len(block) : (r + 1) * len(block)]
+        if self.precision is not None:  # sized from the measured variance, stopped when known
+            compared = [Compared("recommended set", 1 + distinct.index(frozenset(best)))]
+            if fast != frozenset(best):
+                compared.append(Compared("fastest set", 1 + distinct.index(fast)))
+            perms, ys, self.reached = run_blocks(
+                lambda sets, why: self._run(sets, measure, "final", why),
+                block, compared, self.precision, self.rng,
+            )  # fmt: skip
+        else:
+            n = max(2, min(self.pairs, self.left // len(block)))  # 2: what a t interval needs
+            perms = [self.rng.permutation(len(block)) for _ in range(n)]
+            sets = [set(block[i]) for p in perms for i in p]
+            ys = self._run(
+                sets, measure, "final",
+                f"{n} blocks of the base and {len(distinct)} set(s) in random order",
+            )  # fmt: skip
+        by_pos = by_block(perms, ys, len(block))
         speed = {s: measured(by_pos[:, 0], by_pos[:, i + 1]) for i, s in enumerate(distinct)}
         out = [
             {"level": cat, "set": sorted(s), **_measured(speed[frozenset(s)] if s else None)}

@@ -93,5 +93,7 @@ def render(result: dict[str, Any]) -> str:
             f"predicted by the model (a prediction, not a measurement): "
             f"{result['predicted_us']:,.1f}"
         )
+    if result.get("precision"):  # tune --precision: what the final blocks reached
+        lines.append(result["precision"]["line"])
     lines.append(f"runs: {result['runs']} in {len(result['stages'])} stages")
     return "\n".join(lines)

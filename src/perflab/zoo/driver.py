@@ -27,10 +27,16 @@ def run_zoo(
     basis: str = "peak",
     run_round: Round | None = None,
     on_levels: Callable[[list[dict[str, Any]]], None] | None = None,
+    precision: float | None = None,
+    max_time_s: float = 3600.0,
+    say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run zoo ``name`` (default: ``prefix`` and a time stamp; an existing zoo resumes) and
     return its ``name``, ``counts``, scoreboard ``table`` and ``rows``. ``on_levels`` is
-    told the items of each new METG round before they run."""
+    told the items of each new METG round before they run. ``precision``: then each
+    measurement is repeated until its interval is within ±precision (``zoo.precise``;
+    ``say`` prints the plan), within ``max_time_s``; the result's ``precision`` says what
+    was reached."""
     from perflab.analysis.metg import BASES
     from perflab.zoo.adaptive import next_round
 
@@ -52,5 +58,12 @@ def run_zoo(
         if on_levels:
             on_levels(items)
         counts = run(store, name)
+    reached = None
+    if precision is not None:
+        from perflab.zoo.precise import run_rounds
+
+        reached = run_rounds(store, name, precision, max_time_s, run, say)
+        counts = store.counts(name)
     table, rows = scoreboard(store, name, threshold, basis)
-    return {"name": name, "counts": counts, "table": table, "rows": rows}
+    out = {"name": name, "counts": counts, "table": table, "rows": rows}
+    return {**out, "precision": reached} if reached else out

@@ -1,0 +1,98 @@
+"""``zoo --precision`` (issue 40): after the pilot rounds each measurement is repeated until
+its 95 % interval is within the target, planned from the pilot's spread and printed; a plan
+past --max-time is one line naming its time, exit 2, nothing more run. Synthetic: a stand-in
+round writes records drawn from a known spread (no engine starts)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import perflab.cli  # noqa: F401  (registers the verbs)
+from perflab.campaign.store import Store
+from perflab.cli.app import main
+from perflab.errors import PerflabError
+from perflab.run.record import RunRecord
+from perflab.zoo.driver import run_zoo
+from perflab.zoo.suite import ZooConfig
+
+#: Log-sd of each pattern's wall time: chain is noisy, fan quiet.
+SD = {"chain": 0.08, "fan": 0.01}
+
+
+def stand_in(seed: int):
+    rng = np.random.default_rng(seed)
+
+    def run(store: Store, name: str) -> dict[str, int]:
+        plan = store.campaign(name).design_info["plan"]
+        by_seq = dict(zip([s for s, _ in store.planned(name)], plan, strict=True))
+        recs = []
+        for seq, _ in store.pending(name):
+            kind = by_seq[seq]["kind"]
+            wall = 2.0 * math.exp(rng.normal(0, SD[kind]))
+            rec = RunRecord(
+                run_id=f"r{seq:04d}", campaign=name, target="cf-threads", workload=kind,
+                started_at="2026-01-01T00:00:00+00:00", ended_at="2026-01-01T00:00:03+00:00",
+                status="ok", wall_s=wall, tasks=1000, params=dict(by_seq[seq]["spec"]["params"]),
+            )  # fmt: skip
+            recs.append((rec, seq))
+        store.add_runs(recs)
+        return store.counts(name)
+
+    return run
+
+
+def zoo(tmp_path: Path, target: float, max_time_s: float = 3600.0, seed: int = 0) -> tuple:
+    store = Store(tmp_path / "s.db")
+    cfg = ZooConfig(targets=["cf-threads"], kinds=["chain", "fan"], replicates=3)
+    said: list[str] = []
+    res = run_zoo(store, cfg, "z", seed=1, run_round=stand_in(seed), precision=target,
+                  max_time_s=max_time_s, say=said.append)  # fmt: skip
+    return res, said, store
+
+
+def test_each_measurement_runs_until_its_interval_is_within_the_target(tmp_path: Path) -> None:
+    res, said, store = zoo(tmp_path, 0.05)
+    p = res["precision"]
+    assert said and said[0].startswith("plan for ±5.0% on every measurement: ")
+    by = {r["row"].split()[1]: r for r in p["rows"]}
+    # the quiet row is known from its pilot; the noisy one needed more runs
+    assert by["fan"]["runs"] == 3 and by["fan"]["stopped"] == "precision reached"
+    assert by["chain"]["runs"] > 3
+    assert by["chain"]["stopped"] in ("precision reached", "most runs")
+    if by["chain"]["stopped"] == "precision reached":
+        assert by["chain"]["half_width"] <= 0.05
+    assert store.counts("z")["done"] == by["chain"]["runs"] + by["fan"]["runs"]
+    assert "no alpha spent on looking" in p["line"]
+
+
+def test_the_noisy_row_mostly_reaches_the_target_over_seeds(tmp_path: Path) -> None:
+    reached = 0
+    for seed in range(10):
+        res, _, _ = zoo(tmp_path / str(seed), 0.05, seed=seed)
+        chain = next(r for r in res["precision"]["rows"] if " chain " in r["row"])
+        reached += chain["stopped"] == "precision reached"
+    assert reached >= 7
+
+
+def test_a_plan_past_max_time_is_refused_after_the_pilot_nothing_more(tmp_path: Path) -> None:
+    with pytest.raises(PerflabError, match=r"would take ~.* more than --max-time 5 s"):
+        zoo(tmp_path, 0.005, max_time_s=5)
+    store = Store(tmp_path / "s.db")
+    assert store.counts("z")["planned"] == 6  # the pilot only: 2 measurements × 3 runs
+
+
+def test_the_cli_refuses_a_pilot_too_small_and_max_time_alone(tmp_path: Path) -> None:
+    env = {"PERFLAB_HOME": str(tmp_path)}
+    st = ["--store", str(tmp_path / "s.db")]
+    res = CliRunner().invoke(main, ["zoo", "--precision", "3%", "--runs", "1", *st], env=env)
+    assert res.exit_code == 2 and "--runs 2 or more" in res.output
+    res = CliRunner().invoke(main, ["zoo", "--max-time", "60", *st], env=env)
+    assert res.exit_code == 2 and "give --precision" in res.output
+    res = CliRunner().invoke(main, ["zoo", "--precision", "lots", *st], env=env)
+    assert res.exit_code == 2 and "--precision" in res.output
+    assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").campaign_names()
