@@ -85,8 +85,10 @@ def lines(result: dict[str, Any]) -> list[str]:
         out.append(f"note: {n}")
     if "minutes" in result:
         runs = sum(st["runs"] for st in result["stages"])
-        out.append(f"this command: {result['runs_made']} runs in {result['minutes']:.1f} min "
-                   f"(the comparisons above: {runs} runs, those kept from before included)")
+        out.append(
+            f"this command: {result['runs_made']} runs in {result['minutes']:.1f} min "
+            f"(the comparisons above: {runs} runs, those kept from before included)"
+        )
     out.append(f"state: {result['state']} ({result['reused']} comparisons reused)")
     return out
 

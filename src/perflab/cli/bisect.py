@@ -216,17 +216,17 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
 
 def _explain(c: dict, point: Point, where: tuple[Path, Path], package: str, settings: Settings,
              state: State, say: Any, most: int) -> None:  # fmt: skip
-    """The culprit commit's hunk groups, each reverted alone and measured (``--explain``)."""
-    from perflab.bisect.onward import hunk_lines, measure_hunks
+    """The culprit commit's hunk groups measured together, a factorial (``--explain``)."""
+    from perflab.bisect.onward import explain_culprit, hunk_lines
 
     repo, cache = where
     say(f"explain: the hunk groups of culprit {c['key'][:10]}")
     trees = (git_.tree(repo, c["before"], cache), git_.tree(repo, c["key"], cache))
     culprit_ready = point.prepared or point.make()
-    c["hunk_groups"] = measure_hunks(c, culprit_ready, trees, package, settings, state, prepare,
-                                     say, most)  # fmt: skip
+    c.update(explain_culprit(c, culprit_ready, trees, package, settings, state, prepare, say,
+                             most))  # fmt: skip
     c["hunk_groups_measured"] = most
-    c["hunks"] = hunk_lines(c["hunk_groups"])
+    c["hunks"] = hunk_lines(c["hunk_groups"], 8, c["hunk_design"], c["hunk_interactions"])
 
 
 def _output(result: dict[str, Any], o: dict[str, Any]) -> None:
