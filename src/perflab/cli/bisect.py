@@ -139,8 +139,9 @@ def _is_release(end: str, repo: Path | None) -> bool:
 
 
 def _search(points: list[Point], base: RunSpec, settings: Settings, result: dict, say: Any,
-            tally: Tally) -> Any:  # fmt: skip
+            tally: Tally, stage: str) -> Any:  # fmt: skip
     check_precision(base, settings, len(points))
+    say(stage)  # once the input is known good: a refusal stays one line
     state = State(state_path(home_dir("bisect"), base, settings, [p.key for p in points]))
     search = run_bisect(points, settings, state, say, base, tally)
     say(f"{search.outcome}: {len(search.culprits)} culprit(s) after {len(search.steps)} "
@@ -158,8 +159,8 @@ def _releases(o: dict, base: RunSpec, settings: Settings, repo: Path | None, res
     package = o["package"]
     versions = between(index_versions(package), o["good"], o["bad"])
     points = release_points(base, package, versions, prepare)
-    say(f"releases: {len(points)} of {package} from {o['good']} to {o['bad']} on the index")
-    search, _ = _search(points, base, settings, result, say, o["tally"])
+    what = f"releases: {len(points)} of {package} from {o['good']} to {o['bad']} on the index"
+    search, _ = _search(points, base, settings, result, say, o["tally"], what)
     st = stage_dict("releases", points, search, {})
     for c in st["culprits"]:
         c["reproduce"] = [
@@ -195,8 +196,8 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
     cache = home_dir("bisect", "trees")
     commits = git_.commits_between(repo, *ends)
     points = commit_points(repo, commits, base, settings, o["package"], prepare)
-    say(f"commits: {len(points)} first-parent commits from {ends[0][:10]} to {ends[1][:10]}")
-    search, state = _search(points, base, settings, result, say, o["tally"])
+    what = f"commits: {len(points)} first-parent commits from {ends[0][:10]} to {ends[1][:10]}"
+    search, state = _search(points, base, settings, result, say, o["tally"], what)
     st = stage_dict("commits", points, search, {"repo": str(repo)})
     for c in st["culprits"]:
         trees = [cache / c["before"], cache / c["key"]]
