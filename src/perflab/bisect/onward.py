@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from perflab.analysis.stats import bonferroni_level
-from perflab.bisect.driver import MOST_MEASURED, Settings, State, compare_points, share_text
+from perflab.bisect.driver import (
+    MOST_MEASURED,
+    Settings,
+    State,
+    Tally,
+    compare_points,
+    share_text,
+)
 from perflab.compare.gate import Side
 from perflab.errors import PerflabError
 from perflab.explain.hunks import Group, diff_units, group_units, path_vocabulary
@@ -46,6 +53,7 @@ def explain_culprit(
     prepare: Callable[[RunSpec], Prepared],
     on_step: Callable[[str], None] | None = None,
     most: int = MOST_MEASURED,
+    tally: Tally | None = None,
 ) -> dict[str, Any]:
     """The culprit's ``most`` largest hunk groups measured together (``together``: a
     factorial, each group's share, its effect alone and every two-way interaction with
@@ -65,7 +73,7 @@ def explain_culprit(
         design = {"design": "one at a time", "why": why} if measured else None
         return {"hunk_groups": out, "hunk_interactions": [], "hunk_design": design}
     got = measure_together(culprit, culprit_ready, measured, package, settings, state, prepare,
-                           on_step)  # fmt: skip
+                           on_step, None, tally)  # fmt: skip
     beyond = f"listed, not measured: beyond the {len(measured)} largest groups (--hunk-groups)"
     rest = [{**g.to_dict(), "listed_only": True, "not_measured": beyond}
             for g in groups[len(measured):]]  # fmt: skip

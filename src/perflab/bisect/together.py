@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from perflab.bisect import factorial as fx
-from perflab.bisect.driver import Settings, State
+from perflab.bisect.driver import Settings, State, Tally
 from perflab.errors import PerflabError
 from perflab.explain.hunks import Group
 from perflab.prepare import Prepared
@@ -46,10 +46,11 @@ def measure_together(
     prepare: Callable[[RunSpec], Prepared],
     on_step: Callable[[str], None] | None = None,
     run: RunOne | None = None,
+    tally: Tally | None = None,
 ) -> dict[str, Any]:
     """``groups`` (at most ``factorial.MOST_GROUPS``) measured as a factorial on the culprit:
     ``{"groups": [...], "interactions": [...], "design": {...}}``. A group whose revert
-    does not apply is named and left out of the design."""
+    does not apply is named and left out of the design. ``tally`` counts the runs made."""
     say = on_step or (lambda _: None)
     cells: dict[tuple[int, ...], Prepared | None] = {}
     out_of: list[dict[str, Any]] = []
@@ -70,7 +71,7 @@ def measure_together(
         f"× {reps} replicates = {len(d) * reps} runs")  # fmt: skip
     key = f"together:{culprit['key']}:{'|'.join(names)}:{reps}"
     rows = _runs(d, reps, key, (culprit_ready, kept, package, prepare, cells), settings, state,
-                 run or run_one, say)  # fmt: skip
+                 run or run_one, say, tally or Tally())  # fmt: skip
     return _estimates(kept, out_of, d, reps, rows, culprit, settings)
 
 
@@ -88,7 +89,7 @@ def _cell(
 
 def _runs(
     d: Any, reps: int, key: str, how: tuple[Prepared, list[Group], str, Any, dict],
-    settings: Settings, state: State, run: RunOne, say: Callable[[str], None],
+    settings: Settings, state: State, run: RunOne, say: Callable[[str], None], tally: Tally,
 ) -> list[list[Any]]:  # fmt: skip
     """Every cell once per replicate, each replicate in its own random order (seeded by the
     key: a rerun runs the same order and goes on where it stopped). Rows: [replicate, cell,
@@ -103,7 +104,7 @@ def _runs(
         order = rng.sample(range(len(d)), len(d))
         if all((r, c) in done for c in order):
             continue
-        say(f"  replicate {r + 1}/{reps} of the hunk groups' cells")
+        say(f"  replicate {r + 1}/{reps} of the hunk groups' cells; {tally.add(0)}")
         for c in order:
             if (r, c) in done:
                 continue
@@ -116,6 +117,7 @@ def _runs(
             value = run(cells[on], settings.metric) if cells[on] is not None else None
             kept_rows.append([r, c, value])
             state.save()
+            tally.add(1)
     return kept_rows
 
 

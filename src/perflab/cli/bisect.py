@@ -63,7 +63,9 @@ OPTIONS = [
                  help="Seconds one --precision comparison may take (default 3600); a plan "
                  "longer at the search's level is refused before any run."),
     click.option("--explain", "explain_hunks", is_flag=True,
-                 help="Measure each culprit commit's hunk groups, each reverted alone."),
+                 help="Measure each culprit commit's hunk groups together (a factorial of "
+                 "reverts): each group's share, its effect alone and every two-way "
+                 "interaction, with intervals."),
     click.option("--hunk-groups", type=int, metavar="N",
                  help="With --explain: the N largest hunk groups of a culprit are measured "
                  f"(default {MOST_MEASURED}); the rest are listed, not measured."),
@@ -209,14 +211,14 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
         if o["explain_hunks"]:
             most = MOST_MEASURED if o["hunk_groups"] is None else o["hunk_groups"]
             _explain(c, points[c["index"]], (repo, cache), o["package"], settings, state, say,
-                     most)  # fmt: skip
+                     (most, o["tally"]))  # fmt: skip
             result["reused"] += state.reused
             state.reused = 0
     result["stages"].append(st)
 
 
 def _explain(c: dict, point: Point, where: tuple[Path, Path], package: str, settings: Settings,
-             state: State, say: Any, most: int) -> None:  # fmt: skip
+             state: State, say: Any, how: tuple[int, Tally]) -> None:  # fmt: skip
     """The culprit commit's hunk groups measured together, a factorial (``--explain``)."""
     from perflab.bisect.onward import explain_culprit, hunk_lines
 
@@ -225,8 +227,8 @@ def _explain(c: dict, point: Point, where: tuple[Path, Path], package: str, sett
     trees = (git_.tree(repo, c["before"], cache), git_.tree(repo, c["key"], cache))
     culprit_ready = point.prepared or point.make()
     c.update(explain_culprit(c, culprit_ready, trees, package, settings, state, prepare, say,
-                             most))  # fmt: skip
-    c["hunk_groups_measured"] = most
+                             *how))  # fmt: skip
+    c["hunk_groups_measured"] = how[0]
     c["hunks"] = hunk_lines(c["hunk_groups"], 8, c["hunk_design"], c["hunk_interactions"])
 
 
