@@ -130,4 +130,4 @@ def test_bisect_builds_commits_of_a_clone_and_names_the_culprit(
     assert again.returncode == 0, again.stderr[-2000:]
     assert f"({len(stage['steps']) + 1} comparisons reused)" in again.stdout  # and the hunk's
     assert "comparing" not in again.stderr and "measuring hunk" not in again.stderr
-    assert "PR #103" in again.stdout and "reverted alone 0.6" in again.stdout
+    assert "PR #103" in again.stdout and "reverted: 0.6" in again.stdout

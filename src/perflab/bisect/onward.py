@@ -177,7 +177,13 @@ def hunk_lines(
     for g in groups[:shown]:
         why = f" — {g['why']}" if g["why"] else ""
         out.append(f"  {g['factor']}: {', '.join(g['units'][:4])} ({g['lines']} lines){why}")
-        if "alone_share" in g:
+        if "alone_share" in g and design and design["groups"] == 1:  # alone = share = revert
+            out.append(
+                f"    share of the culprit's step {g['share']:.0%} "
+                f"({share_text(g['share_low'], g['share_high'])}); reverted: "
+                f"{g['ratio']:.3f}× ({g['low']:.3f}–{g['high']:.3f}), {g['verdict']}"
+            )
+        elif "alone_share" in g:
             out.append(
                 f"    share of the culprit's step {g['share']:.0%} "
                 f"({share_text(g['share_low'], g['share_high'])}), its interactions "
@@ -202,10 +208,10 @@ def hunk_lines(
 def _together_head(d: dict[str, Any]) -> str:
     failed = f" ({d['failed_runs']} failed)" if d["failed_runs"] else ""
     level = f", intervals at level {d['level']:.2g}" if d["level"] is not None else ""
-    return (
-        f"; the {d['groups']} largest measured together: {d['design']}, {d['cells']} "
-        f"cells × {d['replicates']} replicates = {d['runs']} runs{failed}{level}"
-    )
+    cells = f"{d['cells']} cells × {d['replicates']} replicates = {d['runs']} runs"
+    if d["groups"] == 1:
+        return f"; measured: the culprit against it reverted, {cells}{failed}{level}"
+    return f"; the {d['groups']} largest measured together: {d['design']}, {cells}{failed}{level}"
 
 
 def _together_tail(d: dict[str, Any] | None, interactions: list[dict[str, Any]]) -> list[str]:
@@ -215,6 +221,8 @@ def _together_tail(d: dict[str, Any] | None, interactions: list[dict[str, Any]])
         return []
     if not d.get("cells"):
         return [f"  {d['why']}"]
+    if d["groups"] == 1:
+        return []
     out = []
     for it in interactions:
         pair = " × ".join(it["groups"])
