@@ -159,3 +159,37 @@ def test_every_design_estimates_every_group_and_two_way_interaction(k: int) -> N
     x = np.array([[1.0, *(np.prod([c[i] for i in t]) for t in fx.terms(k))] for c in d])
     assert np.linalg.matrix_rank(x) == x.shape[1]  # resolution V or more: all estimable
     assert fx.design(fx.MOST_GROUPS + 1) is None
+
+
+def test_more_groups_than_a_fraction_holds_are_measured_one_at_a_time_and_said_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / "home"))
+    k = fx.MOST_GROUPS + 1
+    trees = []
+    for name, v in (("before", 0), ("after", 1)):
+        pkg = tmp_path / name / "toymany"
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "core.py").write_text("".join(f"C{i} = {v}\n" for i in range(k)))
+        trees.append(tmp_path / name)
+    seen: list[RunSpec] = []
+
+    def compare(a: Side, b: Side, *_: Any) -> Any:
+        seen.append(b.spec)
+        a.values.extend([1.0] * 3)
+        b.values.extend([0.9] * 3)
+        d = SimpleNamespace(ratio=0.9, ci_low=0.85, ci_high=0.95, verdict="faster")
+        return SimpleNamespace(failed=None, decision=d)
+
+    monkeypatch.setattr(onward, "compare_points", compare)
+    ready = prepare(RunSpec(command="true", sources={"toymany": str(trees[1])}))
+    got = onward.explain_culprit({"key": "d" * 40, "step": {"ratio": 1.2}}, ready,
+                                 (trees[0], trees[1]), "toymany", Settings("us_per_task"),
+                                 State(tmp_path / "s.json"), prepare, None, k)  # fmt: skip
+    assert len(seen) == k and got["hunk_interactions"] == []
+    assert got["hunk_design"]["design"] == "one at a time"
+    assert "interactions unassessable" in got["hunk_design"]["why"]
+    assert all(g["level"] == pytest.approx(0.05 / k) for g in got["hunk_groups"])
+    text = onward.hunk_lines(got["hunk_groups"], 8, got["hunk_design"], [])
+    assert text[-1].strip() == got["hunk_design"]["why"]
