@@ -193,3 +193,24 @@ def test_more_groups_than_a_fraction_holds_are_measured_one_at_a_time_and_said_s
     assert all(g["level"] == pytest.approx(0.05 / k) for g in got["hunk_groups"])
     text = onward.hunk_lines(got["hunk_groups"], 8, got["hunk_design"], [])
     assert text[-1].strip() == got["hunk_design"]["why"]
+
+
+def test_with_precision_each_revert_is_a_planned_comparison_and_said_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trees, ready, culprit = _setup(tmp_path, monkeypatch)
+    seen: list[float] = []
+
+    def compare(a: Side, b: Side, settings: Settings, level: float, *_: Any) -> Any:
+        seen.append(level)
+        d = SimpleNamespace(ratio=0.85, ci_low=0.8, ci_high=0.9, verdict="faster")
+        a.values.extend([1.0] * 3)
+        b.values.extend([0.85] * 3)
+        return SimpleNamespace(failed=None, decision=d)
+
+    monkeypatch.setattr(onward, "compare_points", compare)
+    got = onward.explain_culprit(culprit, ready, trees, "toyia",
+                                 Settings("us_per_task", precision=0.03),
+                                 State(tmp_path / "s.json"), prepare)  # fmt: skip
+    assert seen == [pytest.approx(0.025)] * 2 and got["hunk_interactions"] == []
+    assert "--precision" in got["hunk_design"]["why"]

@@ -57,17 +57,21 @@ def explain_culprit(
 ) -> dict[str, Any]:
     """The culprit's ``most`` largest hunk groups measured together (``together``: a
     factorial, each group's share, its effect alone and every two-way interaction with
-    intervals) when there are at most ``factorial.MOST_GROUPS`` of them; more are measured
-    one at a time (``measure_hunks``), their interactions said unassessable. The rest are
+    intervals) when there are at most ``factorial.MOST_GROUPS`` of them; more (or with
+    ``--precision``) are measured one at a time (``measure_hunks``), their interactions said
+    unassessable. The rest are
     listed. ``{"hunk_groups", "hunk_interactions", "hunk_design"}``."""
     from perflab.bisect.factorial import MOST_GROUPS
     from perflab.bisect.together import measure_together
 
     groups, listed = commit_groups(trees[0], trees[1], package)
     measured = groups[: max(0, most)]
-    if not 1 <= len(measured) <= MOST_GROUPS:
+    if settings.precision is not None or not 1 <= len(measured) <= MOST_GROUPS:
         why = (f"measured one at a time: interactions unassessable (a resolution-V fraction "
                f"over {len(measured)} groups is not built beyond {MOST_GROUPS})")  # fmt: skip
+        if settings.precision is not None:  # its window and runs are planned per comparison
+            why = ("measured one at a time: interactions unassessable (with --precision each "
+                   "revert is a planned comparison; the factorial has no plan)")  # fmt: skip
         out = measure_hunks(culprit, culprit_ready, trees, package, settings, state, prepare,
                             on_step, most)  # fmt: skip
         design = {"design": "one at a time", "why": why} if measured else None
