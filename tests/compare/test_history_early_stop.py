@@ -72,7 +72,7 @@ def test_a_clear_step_stops_early_and_is_the_change_point(
     machine = Machine({"1": 1000.0, "2": 1000.0, "3": 600.0}, seed=1)
     res = run(home, monkeypatch, machine, "--precision", "3%", "--json")
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     p = out["precision"]
     # the plan: 13 runs per release (the parts at ±3 %), up to 1.5× that if underestimated
     assert p["plan"]["pairs"] == 13 and p["planned_runs"] == 39 and p["most_runs"] == 60
@@ -190,7 +190,7 @@ def test_a_release_whose_runs_all_fail_ends_its_steps_untested(
                "--json"], env={"PERFLAB_HOME": str(home)},
     )  # fmt: skip
     assert res.exit_code == 1, res.output
-    out = json.loads(res.output.strip().splitlines()[0])
+    out = json.loads(res.stdout)
     p = out["precision"]
     assert [s["stopped"] for s in p["steps"]] == ["too few values", "too few values"]
     assert all(s["decision"] is None and s["half_width"] is None for s in p["steps"])

@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -59,6 +60,20 @@ class Settings:
     precision: float | None = None
     #: Seconds one planned comparison may take (``--max-time``).
     max_time_s: float = 3600.0
+
+
+@dataclass
+class Tally:
+    """The runs one bisect command has made and the minutes it has taken, for its progress
+    lines (one tally across its stages and ``--explain``)."""
+
+    runs: int = 0
+    t0: float = field(default_factory=time.monotonic)
+
+    def add(self, runs: int) -> str:
+        """Count ``runs`` more; the running total as text."""
+        self.runs += runs
+        return f"{self.runs} runs, {(time.monotonic() - self.t0) / 60:.0f} min so far"
 
 
 class State:
@@ -138,16 +153,22 @@ def gate_measure(
     state: State,
     on_step: Callable[[str], None] | None = None,
     base: RunSpec | None = None,
+    tally: Tally | None = None,
 ) -> Callable[[int, int, float], Step]:
     """``measure(a, b, level)`` for ``search.bisect``: the paired gate (or the planned
     comparison, ``compare_points``) between two points' specs, or the result kept in
-    ``state``; a point that does not build or run raises PointFailed (and is kept as failed)."""
+    ``state``; a point that does not build or run raises PointFailed (and is kept as failed).
+    ``on_step`` hears each build, each comparison begun and decided (with ``tally``'s runs
+    and minutes so far)."""
+    say = on_step or (lambda _: None)
+    tally = tally or Tally()
 
     def ready(i: int) -> Side:
         p = points[i]
         if p.key in state.data["failed"]:
             raise PointFailed(i, state.data["failed"][p.key])
         if p.prepared is None:
+            say(f"preparing {p.label} (its venv or tree is built once, or found cached)")
             try:
                 p.prepared = p.make()
             except PerflabError as exc:
@@ -162,13 +183,17 @@ def gate_measure(
 
     def measure(a: int, b: int, level: float) -> Step:
         key = f"{points[a].key}..{points[b].key}@{level:.8g}"
+        pair = f"{points[a].label} → {points[b].label}"
         if key in state.data["steps"]:
             state.reused += 1
-            return Step(**{**state.data["steps"][key], "a": a, "b": b})
+            step = Step(**{**state.data["steps"][key], "a": a, "b": b})
+            say(f"{pair}: {step.text()} (kept from before); {tally.add(0)}")
+            return step
         side_a, side_b = ready(a), ready(b)
-        if on_step:
-            on_step(f"comparing {points[a].label} → {points[b].label} (level {level:.2g})")
+        what = "confirming the step" if (a, b) == (0, len(points) - 1) else "comparing"
+        say(f"{what} {pair} (level {level:.2g})")
         cmp = compare_points(side_a, side_b, settings, level, on_step, base)
+        tally.add(len(side_a.values) + len(side_b.values))
         if cmp.failed is not None:
             i = a if any(r.run_id == cmp.failed.run_id for r in side_a.records) else b
             lines = [ln for ln in (cmp.failed.error or "").splitlines() if ln.strip()]
@@ -181,6 +206,7 @@ def gate_measure(
         step = Step(a, b, d.ratio, d.ci_low, d.ci_high, d.verdict, runs, level, reached)
         state.data["steps"][key] = step.to_dict()
         state.save()
+        say(f"{pair}: {step.text()}; {tally.add(0)}")
         return step
 
     return measure
@@ -192,10 +218,12 @@ def run_bisect(
     state: State,
     on_step: Callable[[str], None] | None = None,
     base: RunSpec | None = None,
+    tally: Tally | None = None,
 ) -> Search:
     """The search over ``points`` (oldest first: ``points[0]`` good, the last bad), made
-    from ``base`` (whose stored parts plan each comparison with ``settings.precision``)."""
-    measure = gate_measure(points, settings, state, on_step, base)
+    from ``base`` (whose stored parts plan each comparison with ``settings.precision``);
+    ``tally`` counts its runs and minutes for ``on_step``'s lines."""
+    measure = gate_measure(points, settings, state, on_step, base, tally)
     return bisect(len(points), measure, settings.alpha, settings.max_culprits)
 
 

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from perflab.analysis.stats import bonferroni_level
-from perflab.bisect.driver import MOST_MEASURED, Settings, State, compare_points, share_text
+from perflab.bisect.driver import (
+    MOST_MEASURED,
+    Settings,
+    State,
+    Tally,
+    compare_points,
+    share_text,
+)
 from perflab.compare.gate import Side
 from perflab.errors import PerflabError
 from perflab.explain.hunks import Group, diff_units, group_units, path_vocabulary
@@ -34,6 +41,49 @@ def commit_groups(tree_a: Path, tree_b: Path, package: str) -> tuple[list[Group]
     groups = group_units(units, path_vocabulary(dir_b, package, globs))
     groups.sort(key=lambda g: -sum(u.lines for u in g.units))
     return groups, listed
+
+
+def explain_culprit(
+    culprit: dict[str, Any],
+    culprit_ready: Prepared,
+    trees: tuple[Path, Path],
+    package: str,
+    settings: Settings,
+    state: State,
+    prepare: Callable[[RunSpec], Prepared],
+    on_step: Callable[[str], None] | None = None,
+    most: int = MOST_MEASURED,
+    tally: Tally | None = None,
+) -> dict[str, Any]:
+    """The culprit's ``most`` largest hunk groups measured together (``together``: a
+    factorial, each group's share, its effect alone and every two-way interaction with
+    intervals) when there are at most ``factorial.MOST_GROUPS`` of them; more (or with
+    ``--precision``) are measured one at a time (``measure_hunks``), their interactions said
+    unassessable. The rest are
+    listed. ``{"hunk_groups", "hunk_interactions", "hunk_design"}``."""
+    from perflab.bisect.factorial import MOST_GROUPS
+    from perflab.bisect.together import measure_together
+
+    groups, listed = commit_groups(trees[0], trees[1], package)
+    measured = groups[: max(0, most)]
+    if settings.precision is not None or not 1 <= len(measured) <= MOST_GROUPS:
+        why = (f"measured one at a time: interactions unassessable (a resolution-V fraction "
+               f"over {len(measured)} groups is not built beyond {MOST_GROUPS})")  # fmt: skip
+        if settings.precision is not None:  # its window and runs are planned per comparison
+            why = ("measured one at a time: interactions unassessable (with --precision each "
+                   "revert is a planned comparison; the factorial has no plan)")  # fmt: skip
+        out = measure_hunks(culprit, culprit_ready, trees, package, settings, state, prepare,
+                            on_step, most)  # fmt: skip
+        design = {"design": "one at a time", "why": why} if measured else None
+        return {"hunk_groups": out, "hunk_interactions": [], "hunk_design": design}
+    got = measure_together(culprit, culprit_ready, measured, package, settings, state, prepare,
+                           on_step, None, tally)  # fmt: skip
+    beyond = f"listed, not measured: beyond the {len(measured)} largest groups (--hunk-groups)"
+    rest = [{**g.to_dict(), "listed_only": True, "not_measured": beyond}
+            for g in groups[len(measured):]]  # fmt: skip
+    rest += [{"factor": "listed", "units": [], "why": w, "lines": 0} for w in listed]
+    return {"hunk_groups": got["groups"] + rest, "hunk_interactions": got["interactions"],
+            "hunk_design": got["design"]}  # fmt: skip
 
 
 def measure_hunks(
@@ -105,8 +155,12 @@ def _revert(
             "runs": len(a.values) + len(b.values)}  # fmt: skip
 
 
-def hunk_lines(groups: list[dict[str, Any]], most: int = 8) -> list[str]:
-    """The text of a culprit's hunk groups: each with what reverting it measured; the groups
+def hunk_lines(
+    groups: list[dict[str, Any]], most: int = 8, design: dict[str, Any] | None = None,
+    interactions: list[dict[str, Any]] | None = None,
+) -> list[str]:  # fmt: skip
+    """The text of a culprit's hunk groups: each with what reverting it measured (measured
+    together: its share, its effect alone, and the interactions, from ``design``); the groups
     listed but not measured (beyond ``--hunk-groups``) said as such. Every measured group is
     shown, and listed ones up to ``most`` lines of groups in all."""
     if not groups:
@@ -115,7 +169,9 @@ def hunk_lines(groups: list[dict[str, Any]], most: int = 8) -> list[str]:
     n_measured = sum("level" in g for g in groups)
     head = f"hunks ({len(groups)} groups"
     level = next((g["level"] for g in groups if "level" in g), None)
-    if level is not None:
+    if design and design.get("cells"):
+        head += _together_head(design)
+    elif level is not None:
         head += (f"; the {n_measured} largest each reverted alone, measured "
                  f"against the culprit at level {level:.2g}")  # fmt: skip
     elif not only:
@@ -125,7 +181,21 @@ def hunk_lines(groups: list[dict[str, Any]], most: int = 8) -> list[str]:
     for g in groups[:shown]:
         why = f" — {g['why']}" if g["why"] else ""
         out.append(f"  {g['factor']}: {', '.join(g['units'][:4])} ({g['lines']} lines){why}")
-        if "ratio" in g:
+        if "alone_share" in g and design and design["groups"] == 1:  # alone = share = revert
+            out.append(
+                f"    share of the culprit's step {g['share']:.0%} "
+                f"({share_text(g['share_low'], g['share_high'])}); reverted: "
+                f"{g['ratio']:.3f}× ({g['low']:.3f}–{g['high']:.3f}), {g['verdict']}"
+            )
+        elif "alone_share" in g:
+            out.append(
+                f"    share of the culprit's step {g['share']:.0%} "
+                f"({share_text(g['share_low'], g['share_high'])}), its interactions "
+                f"split evenly; alone on the commit before {g['alone_share']:.0%} "
+                f"({share_text(g['alone_low'], g['alone_high'])}); reverted alone "
+                f"{g['ratio']:.3f}× ({g['low']:.3f}–{g['high']:.3f}), {g['verdict']}"
+            )
+        elif "ratio" in g:
             share = share_text(g["share_low"], g["share_high"])
             out.append(f"    reverted: {g['ratio']:.3f}× ({g['low']:.3f}–{g['high']:.3f}), "
                        f"{g['verdict']}; share of the culprit's step {g['share']:.0%} "
@@ -136,4 +206,42 @@ def hunk_lines(groups: list[dict[str, Any]], most: int = 8) -> list[str]:
             out.append(f"    not measured: {g['not_measured']}")
     if len(groups) > shown:
         out.append(f"  … and {len(groups) - shown} more, listed, not measured (see --json)")
+    return out + _together_tail(design, interactions or [])
+
+
+def _together_head(d: dict[str, Any]) -> str:
+    failed = f" ({d['failed_runs']} failed)" if d["failed_runs"] else ""
+    level = f", intervals at level {d['level']:.2g}" if d["level"] is not None else ""
+    cells = f"{d['cells']} cells × {d['replicates']} replicates = {d['runs']} runs"
+    if d["groups"] == 1:
+        return f"; measured: the culprit against it reverted, {cells}{failed}{level}"
+    return f"; the {d['groups']} largest measured together: {d['design']}, {cells}{failed}{level}"
+
+
+def _together_tail(d: dict[str, Any] | None, interactions: list[dict[str, Any]]) -> list[str]:
+    """The interactions, what was aliased, and the groups' whole share (measured together);
+    or why interactions were not assessed (one at a time)."""
+    if not d:
+        return []
+    if not d.get("cells"):
+        return [f"  {d['why']}"]
+    if d["groups"] == 1:
+        return []
+    out = []
+    for it in interactions:
+        pair = " × ".join(it["groups"])
+        if "ratio" not in it:
+            out.append(f"  interaction {pair}: {it['not_measured']}")
+            continue
+        out.append(f"  interaction {pair}: {it['ratio']:.3f}× ({it['low']:.3f}–"
+                   f"{it['high']:.3f}) beyond each alone, {it['verdict']}; "
+                   f"{it['share']:.0%} ({share_text(it['share_low'], it['share_high'])}) of "
+                   "the culprit's step")  # fmt: skip
+    out.append(f"  {d['aliasing']}")
+    if d["total"]:
+        t = d["total"]
+        out.append(
+            f"  the groups measured, together: {t['share']:.0%} "
+            f"({share_text(t['share_low'], t['share_high'])}) of the culprit's step"
+        )
     return out

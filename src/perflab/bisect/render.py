@@ -69,6 +69,7 @@ def lines(result: dict[str, Any]) -> list[str]:
             out.append(f"  step {st['points'][0]['label']} → {st['points'][-1]['label']}: "
                        f"{_ratio(st['confirm'])}, {st['confirm']['verdict']}")  # fmt: skip
         out += _outcome(st)
+        out += comparison_table(st)
         for c in st["culprits"]:
             out += _culprit(c)
         for a, b in st["dissolved"]:
@@ -82,7 +83,34 @@ def lines(result: dict[str, Any]) -> list[str]:
         out += [f"  note: {n}" for n in st["notes"]]
     for n in result.get("notes", []):
         out.append(f"note: {n}")
+    if "minutes" in result:
+        runs = sum(st["runs"] for st in result["stages"])
+        out.append(
+            f"this command: {result['runs_made']} runs in {result['minutes']:.1f} min "
+            f"(the comparisons above: {runs} runs, those kept from before included)"
+        )
     out.append(f"state: {result['state']} ({result['reused']} comparisons reused)")
+    return out
+
+
+def comparison_table(st: dict[str, Any]) -> list[str]:
+    """Every comparison the stage decided, in the order made: the two points (short keys),
+    the ratio, its interval, the verdict and the runs (both sides); the first is the
+    confirmation of the step."""
+    if not st["steps"]:
+        return []
+    keys = [p["key"][:10] for p in st["points"]]
+    rows = [("comparison", "ratio", "interval", "verdict", "runs")]
+    for s in st["steps"]:
+        finite = math.isfinite(s["low"]) and math.isfinite(s["high"])
+        rows.append((f"{keys[s['a']]} → {keys[s['b']]}", f"{s['ratio']:.3f}×",
+                     f"{s['low']:.3f}–{s['high']:.3f}" if finite else "n/a", s["verdict"],
+                     str(s["runs"])))  # fmt: skip
+    w = [max(len(r[i]) for r in rows) for i in range(5)]
+    out = [f"  comparisons ({len(st['steps'])}, in the order made; the first confirms the step):"]
+    for r in rows:
+        out.append(f"    {r[0]:<{w[0]}}  {r[1]:>{w[1]}}  {r[2]:<{w[2]}}  {r[3]:<{w[3]}}  "
+                   f"{r[4]:>{w[4]}}".rstrip())  # fmt: skip
     return out
 
 

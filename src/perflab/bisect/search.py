@@ -63,6 +63,19 @@ class Step:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def interval(self) -> str:
+        """``1.237× (1.044–1.466)``: the ratio and its interval (none when not finite)."""
+        ci = (
+            f" ({self.low:.3f}–{self.high:.3f})"
+            if math.isfinite(self.low) and math.isfinite(self.high)
+            else ""
+        )
+        return f"{self.ratio:.3f}×{ci}"
+
+    def text(self) -> str:
+        """``1.237× (1.044–1.466) slower, 32 runs``: the comparison as decided."""
+        return f"{self.interval()} {self.verdict}, {self.runs} runs"
+
 
 #: ``measure(a, b, level)``: the paired comparison of points a and b, tested at ``level``.
 Measure = Callable[[int, int, float], Step]

@@ -37,6 +37,14 @@ from perflab.files import home_dir, perflab_home
 err_console = Console(stderr=True)
 
 
+def progress(text: str) -> None:
+    """One line of a verb's progress (a stage, a run, a decision) on stderr, dimmed: the one
+    way every verb reports while it works. Printed with or without ``--json``: stdout keeps
+    only what the verb answers (exactly one JSON object with ``--json``), and a verb that
+    runs for an hour is never silent (an 85-minute ``bisect --json`` printed nothing)."""
+    err_console.print(f"[dim]{escape(text)} …[/dim]", soft_wrap=True)
+
+
 #: A line of a ``perflab.cli`` module that adds a verb to ``main``: its decorator, with the
 #: verb's name or without (then click names it after the next ``def``).
 _DECORATOR = re.compile(r"""^@main\.(?:command|group)\((?:\s*["']([^"']+)["'])?""")
@@ -329,5 +337,6 @@ store_option = click.option(
     "--store", "store_path", type=click.Path(), help="SQLite store (default .perflab/perflab.db)."
 )
 json_option = click.option(
-    "--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout."
-)
+    "--json", "as_json", is_flag=True,
+    help="Print exactly one JSON object on stdout (progress stays on stderr).",
+)  # fmt: skip

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.markup import escape
 
 from perflab.bisect import commits as git_
 from perflab.bisect.driver import (
@@ -17,6 +17,7 @@ from perflab.bisect.driver import (
     Point,
     Settings,
     State,
+    Tally,
     check_precision,
     commit_points,
     release_points,
@@ -25,7 +26,7 @@ from perflab.bisect.driver import (
 )
 from perflab.bisect.releases import as_version, between, index_versions, release_tag
 from perflab.bisect.render import lines, stage_dict, what_args
-from perflab.cli.app import err_console, json_option, main, output_option
+from perflab.cli.app import json_option, main, output_option, progress
 from perflab.cli.compare import DECISION_OPTIONS, gate_metric
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.errors import PerflabError, Unanswerable
@@ -62,7 +63,9 @@ OPTIONS = [
                  help="Seconds one --precision comparison may take (default 3600); a plan "
                  "longer at the search's level is refused before any run."),
     click.option("--explain", "explain_hunks", is_flag=True,
-                 help="Measure each culprit commit's hunk groups, each reverted alone."),
+                 help="Measure each culprit commit's hunk groups together (a factorial of "
+                 "reverts): each group's share, its effect alone and every two-way "
+                 "interaction, with intervals."),
     click.option("--hunk-groups", type=int, metavar="N",
                  help="With --explain: the N largest hunk groups of a culprit are measured "
                  f"(default {MOST_MEASURED}); the rest are listed, not measured."),
@@ -83,9 +86,9 @@ def bisect_options(f: Any) -> Any:
 def bisect_cmd(**o: Any) -> None:
     """Which commits made the step between --good and --bad? Confirms the step with the
     paired gate, bisects the releases the package index lists between them, then (with
-    --repo) the commits between the two releases found. Exit 0 done, 1 an end does not
-    build or run (nothing bisected), 2 bad input."""
-    as_json = o["as_json"]
+    --repo) the commits between the two releases found. Progress (each build, each
+    comparison as decided, the runs and minutes so far) goes to stderr, also with --json.
+    Exit 0 done, 1 an end does not build or run (nothing bisected), 2 bad input."""
     settings = _settings(o)
     base = base_spec(o)
     validate(base)
@@ -94,11 +97,7 @@ def bisect_cmd(**o: Any) -> None:
         "package": o["package"], "good": o["good"], "bad": o["bad"],
         "metric": settings.metric, "stages": [], "notes": [], "reused": 0, "state": [],
     }  # fmt: skip
-    say = (
-        None
-        if as_json
-        else (lambda text: err_console.print(f"[dim]{escape(text)} …[/dim]", soft_wrap=True))
-    )
+    say, o["tally"] = progress, Tally()  # on stderr, also with --json (an hour is not silent)
     if _is_release(o["good"], repo) and _is_release(o["bad"], repo):
         _releases(o, base, settings, repo, result, say)
     elif repo is None:
@@ -107,6 +106,8 @@ def bisect_cmd(**o: Any) -> None:
         good, bad = (git_.resolve(repo, o[k], o["package"]) for k in ("good", "bad"))
         _commits(o, base, settings, repo, (good, bad), result, say)
     result["state"] = ", ".join(result["state"])
+    result["minutes"] = round((time.monotonic() - o["tally"].t0) / 60, 2)
+    result["runs_made"] = o["tally"].runs
     _output(result, o)
 
 
@@ -139,10 +140,14 @@ def _is_release(end: str, repo: Path | None) -> bool:
     return as_version(end) is not None and (repo is None or release_tag(repo, end) is not None)
 
 
-def _search(points: list[Point], base: RunSpec, settings: Settings, result: dict, say: Any) -> Any:
+def _search(points: list[Point], base: RunSpec, settings: Settings, result: dict, say: Any,
+            tally: Tally, stage: str) -> Any:  # fmt: skip
     check_precision(base, settings, len(points))
+    say(stage)  # once the input is known good: a refusal stays one line
     state = State(state_path(home_dir("bisect"), base, settings, [p.key for p in points]))
-    search = run_bisect(points, settings, state, say, base)
+    search = run_bisect(points, settings, state, say, base, tally)
+    say(f"{search.outcome}: {len(search.culprits)} culprit(s) after {len(search.steps)} "
+        f"comparisons; {tally.add(0)}")  # fmt: skip
     result["reused"] += state.reused
     state.reused = 0  # counted; the hunks' reuse (--explain) is counted after them
     result["state"].append(str(state.path))
@@ -156,7 +161,8 @@ def _releases(o: dict, base: RunSpec, settings: Settings, repo: Path | None, res
     package = o["package"]
     versions = between(index_versions(package), o["good"], o["bad"])
     points = release_points(base, package, versions, prepare)
-    search, _ = _search(points, base, settings, result, say)
+    what = f"releases: {len(points)} of {package} from {o['good']} to {o['bad']} on the index"
+    search, _ = _search(points, base, settings, result, say, o["tally"], what)
     st = stage_dict("releases", points, search, {})
     for c in st["culprits"]:
         c["reproduce"] = [
@@ -192,7 +198,8 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
     cache = home_dir("bisect", "trees")
     commits = git_.commits_between(repo, *ends)
     points = commit_points(repo, commits, base, settings, o["package"], prepare)
-    search, state = _search(points, base, settings, result, say)
+    what = f"commits: {len(points)} first-parent commits from {ends[0][:10]} to {ends[1][:10]}"
+    search, state = _search(points, base, settings, result, say, o["tally"], what)
     st = stage_dict("commits", points, search, {"repo": str(repo)})
     for c in st["culprits"]:
         trees = [cache / c["before"], cache / c["key"]]
@@ -204,24 +211,25 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
         if o["explain_hunks"]:
             most = MOST_MEASURED if o["hunk_groups"] is None else o["hunk_groups"]
             _explain(c, points[c["index"]], (repo, cache), o["package"], settings, state, say,
-                     most)  # fmt: skip
+                     (most, o["tally"]))  # fmt: skip
             result["reused"] += state.reused
             state.reused = 0
     result["stages"].append(st)
 
 
 def _explain(c: dict, point: Point, where: tuple[Path, Path], package: str, settings: Settings,
-             state: State, say: Any, most: int) -> None:  # fmt: skip
-    """The culprit commit's hunk groups, each reverted alone and measured (``--explain``)."""
-    from perflab.bisect.onward import hunk_lines, measure_hunks
+             state: State, say: Any, how: tuple[int, Tally]) -> None:  # fmt: skip
+    """The culprit commit's hunk groups measured together, a factorial (``--explain``)."""
+    from perflab.bisect.onward import explain_culprit, hunk_lines
 
     repo, cache = where
+    say(f"explain: the hunk groups of culprit {c['key'][:10]}")
     trees = (git_.tree(repo, c["before"], cache), git_.tree(repo, c["key"], cache))
     culprit_ready = point.prepared or point.make()
-    c["hunk_groups"] = measure_hunks(c, culprit_ready, trees, package, settings, state, prepare,
-                                     say, most)  # fmt: skip
-    c["hunk_groups_measured"] = most
-    c["hunks"] = hunk_lines(c["hunk_groups"])
+    c.update(explain_culprit(c, culprit_ready, trees, package, settings, state, prepare, say,
+                             *how))  # fmt: skip
+    c["hunk_groups_measured"] = how[0]
+    c["hunks"] = hunk_lines(c["hunk_groups"], 8, c["hunk_design"], c["hunk_interactions"])
 
 
 def _output(result: dict[str, Any], o: dict[str, Any]) -> None:

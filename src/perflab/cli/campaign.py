@@ -221,13 +221,12 @@ def campaign_run(
     options = {"parsl_config": resolved(parsl_config)}
     chosen = api.campaign_check_run(name, runner, max_runs, store, **options)
     with shown_warnings():
+        before = store.counts(name)  # the bar is on stderr: shown also with --json
+        with terminal.campaign_progress(name, before["planned"], before["done"]) as on_result:
+            counts = api.campaign_run(name, chosen, max_runs, on_result, store)
         if as_json:
-            counts = api.campaign_run(name, chosen, max_runs, None, store)
             click.echo(json.dumps(counts))
         else:
-            before = store.counts(name)
-            with terminal.campaign_progress(name, before["planned"], before["done"]) as on_result:
-                counts = api.campaign_run(name, chosen, max_runs, on_result, store)
             terminal.print_counts(name, counts)
     if counts["unmeasured"]:
         last = store.unmeasured(name)[-1]

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from perflab.cli.app import err_console, json_option, main
+from perflab.cli.app import err_console, json_option, main, progress
 from perflab.cli.precise import max_time_option, precision_option
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare import calibrate as cal
@@ -227,15 +227,14 @@ def compare(
         side.ready()  # once: every run of the side reuses it
     if precision_target is not None:
         kw: dict[str, Any] = {"alpha": alpha, "threshold": threshold, "min_runs": min_runs}
-        kw["say"] = None if as_json else err_console.print
+        kw["say"] = err_console.print  # on stderr, also with --json
         kw["conflict"] = runs is not None or fixed or unpaired or o["tasks"] or o["time_s"]
         result = _precise(a, b, metric, precision_target, max_time, kw)
     else:
         n_max, source = _n_max(runs, a, metric)
-        progress = None if as_json else _progress
         result = run_compare(
             a, b, metric, threshold, alpha, min_runs, n_max, source,
-            sequential=not fixed, progress=progress, paired=not unpaired,
+            sequential=not fixed, progress=_progress, paired=not unpaired,
         )  # fmt: skip
     if result.identical and asked_ab:
         result.notes.append("A and B are identical: this was an A/A comparison")
@@ -270,16 +269,13 @@ def _n_max(runs: int | None, a: Side, metric: str) -> tuple[int, str]:
     return cal.runs_per_side(a.spec, metric, perflab_home())
 
 
-def fresh_runs(
-    prepared: Prepared, runs: int, value_of: Callable[[RunRecord], T | None], quiet: bool
-) -> list[T]:
+def fresh_runs(prepared: Prepared, runs: int, value_of: Callable[[RunRecord], T | None]) -> list[T]:
     """Each value (``value_of`` an ok record) of ``runs`` fresh runs of a ``prepared`` spec,
     for calibrate and precision; a failed run, or one without a value, ends the verb
     (exit 1): a noise measurement with a run left out would understate the noise."""
     got: list[T] = []
     for i in range(runs):
-        if not quiet:
-            err_console.print(f"[dim]run {i + 1}/{runs} …[/dim]")
+        progress(f"run {i + 1}/{runs}")
         rec = measure(prepared)
         value = value_of(rec) if rec.status == "ok" else None
         if value is None:
@@ -290,7 +286,7 @@ def fresh_runs(
 
 
 def _progress(label: str, i: int, total: int, side: Side) -> None:
-    err_console.print(f"[dim]run {i}/{total} (side {label}) …[/dim]")
+    progress(f"run {i}/{total} (side {label})")
 
 
 @main.command()
@@ -339,7 +335,7 @@ def calibrate(
         raise PerflabError("--simulations must be at least 10")
     prepared = prepare(spec)  # once, for every run
     spec = prepared.spec
-    values = fresh_runs(prepared, runs, lambda rec: metric_value(rec, metric), as_json)
+    values = fresh_runs(prepared, runs, lambda rec: metric_value(rec, metric))
     result = cal.calibrate_values(
         cal.signature(spec, metric), values, threshold, alpha, effect, sims=simulations
     )

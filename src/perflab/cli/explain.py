@@ -16,6 +16,7 @@ from perflab.cli.app import (
     main,
     names,
     output_option,
+    progress,
     runs_option,
 )
 from perflab.cli.precise import max_time_option, plan_for, precision_option, sized
@@ -118,8 +119,7 @@ def explain(
     from perflab.explain.render import lines
 
     def on_stage(stage: str, pending: int) -> None:
-        if not as_json:
-            err_console.print(f"[dim]{stage}: {pending} runs to go …[/dim]")
+        progress(f"{stage}: {pending} runs to go")
 
     spec, metrics = base_spec(o), names(o["by_metric"])
     looks, budget = None, None
@@ -128,8 +128,7 @@ def explain(
         pl = plan_for(spec, metric, o["precision_target"], o["max_time"], o["alpha"])
         spec, o["runs"] = sized(spec, pl), pl.pairs
         looks, budget = step_looks(pl, o["alpha"], o["max_time"])
-        if not as_json:
-            err_console.print(f"plan of the step: {pl.line()}; it stops once known")
+        err_console.print(f"plan of the step: {pl.line()}; it stops once known")
     result = run_explain(
         package, rel_a, rel_b, spec, runs=o["runs"], metrics=metrics,
         name=name, screen_runs=o["screen_runs"], alpha=o["alpha"], threshold=o["threshold"],

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import SEED, err_console, json_option, main, output_option
+from perflab.cli.app import SEED, err_console, json_option, main, output_option, progress
 from perflab.cli.precise import max_time_option, plan_for, precision_option, sized
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare.gate import DERIVED
@@ -97,20 +97,17 @@ def history(
         pl = plan_for(spec, by_metric, precision_target, max_time, alpha, max(2, len(wanted)))
         spec, runs = sized(spec, pl), pl.pairs
         steps, budget = planned_steps(pl, len(wanted), alpha, max_time)
-        if not as_json:
-            err_console.print(f"plan: {pl.line()}; each step stops once known")
+        err_console.print(f"plan: {pl.line()}; each step stops once known")
 
     def prepared(s: RunSpec) -> Prepared:
-        if not as_json:
-            err_console.print(f"[dim]environment {', '.join(s.packages)} …[/dim]")
+        progress(f"environment {', '.join(s.packages)}")
         return prepare(s)
 
-    def progress(i: int, n: int, rel: Release) -> None:
-        if not as_json:
-            err_console.print(f"[dim]run {i}/{n} ({package} {rel.version}) …[/dim]")
+    def each_run(i: int, n: int, rel: Release) -> None:
+        progress(f"run {i}/{n} ({package} {rel.version})")
 
     hist = run_history(package, wanted, spec, runs, by_metric, threshold, alpha, seed, prepared,
-                       progress, steps, budget or (lambda: False))  # fmt: skip
+                       each_run, steps, budget or (lambda: False))  # fmt: skip
     data = hist.to_dict()
     if pl:
         data["precision"] = {"plan": pl.to_dict(), **(hist.precision or {})}

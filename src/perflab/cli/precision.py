@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import err_console, json_option, main
+from perflab.cli.app import json_option, main, progress
 from perflab.cli.compare import decision_options, fresh_runs, gate_metric
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare import parts as mp
@@ -66,9 +66,9 @@ def precision(
     (--tasks, default 2,000) split into --splits sub-batches."""
     metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, by_metric)
     if windows is not None:
-        measured, spec = _pilots(base_spec(o), _windows(windows), runs, metric, as_json)
+        measured, spec = _pilots(base_spec(o), _windows(windows), runs, metric)
     else:
-        measured, spec = _splits(base_spec(o), splits, runs, metric, as_json)
+        measured, spec = _splits(base_spec(o), splits, runs, metric)
     path = mp.save(measured, signature(spec, metric), home_dir())
     if as_json:
         click.echo(json.dumps(measured.to_dict()))
@@ -88,7 +88,7 @@ def _windows(text: str) -> list[int]:
 
 
 def _pilots(
-    spec: RunSpec, windows: list[int], pairs: int, metric: str, quiet: bool
+    spec: RunSpec, windows: list[int], pairs: int, metric: str
 ) -> tuple[mp.Measured, RunSpec]:
     """A/A pairs at each window, interleaved, fitted by ``compare.pilot.estimate``."""
     if pairs < pilot.MIN_PAIRS:
@@ -103,8 +103,7 @@ def _pilots(
     for i in range(pairs):
         for n, ready_n in zip(windows, ready, strict=True):
             for _ in range(2):
-                if not quiet:
-                    err_console.print(f"[dim]pair {i + 1}/{pairs} of {n:,} tasks …[/dim]")
+                progress(f"pair {i + 1}/{pairs} of {n:,} tasks")
                 rec = measure(ready_n)
                 value = metric_value(rec, metric) if rec.status == "ok" else None
                 ph = rec.measurement.get("phases") or {}
@@ -115,9 +114,7 @@ def _pilots(
     return mp.from_pilot(pilot.estimate(got), len(got)), ready[-1].spec
 
 
-def _splits(
-    spec: RunSpec, splits: int, runs: int, metric: str, quiet: bool
-) -> tuple[mp.Measured, RunSpec]:
+def _splits(spec: RunSpec, splits: int, runs: int, metric: str) -> tuple[mp.Measured, RunSpec]:
     """Fresh runs of one window split into sub-batches (``parts.estimate``)."""
     if splits < 2 or runs < mp.MIN_RUNS:
         raise PerflabError(f"--splits must be at least 2 and --runs at least {mp.MIN_RUNS}")
@@ -127,7 +124,7 @@ def _splits(
     spec = dataclasses.replace(spec, tasks=tasks, time_s=None, window_splits=splits)
     validate(spec)
     prepared = prepare(spec)  # once, for every run
-    got = fresh_runs(prepared, runs, lambda rec: mp.from_record(rec.to_dict(), metric), quiet)
+    got = fresh_runs(prepared, runs, lambda rec: mp.from_record(rec.to_dict(), metric))
     return mp.estimate(got), prepared.spec
 
 

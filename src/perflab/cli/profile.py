@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import err_console, json_option, main, names, output_option
+from perflab.cli.app import json_option, main, names, output_option, progress
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.treat import treat
@@ -71,8 +71,7 @@ def profile_cmd(
 
     def started() -> None:
         # said once the input is checked: a refusal stays one line
-        if not as_json:
-            err_console.print("[dim]profiling … (traced runs are slow)[/dim]")
+        progress("profiling (traced runs are slow)")
 
     result = profile(
         base,

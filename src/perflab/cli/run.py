@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from perflab import api
-from perflab.cli.app import err_console, json_option, main, runs_option
+from perflab.cli.app import json_option, main, progress, runs_option
 from perflab.cli.spec_options import base_spec, run_options, source_option, sources
 from perflab.report.terminal import print_records
 
@@ -35,10 +35,10 @@ def run(treat_set: str, runs: int, as_json: bool, **o: Any) -> None:
     """Measure one black-box run (or --runs K runs) in fresh processes."""
     spec = replace(base_spec(o), sources=sources(o["sources"]))
 
-    def progress(i: int, n: int) -> None:
-        err_console.print(f"[dim]run {i}/{n} …[/dim]")
+    def each_run(i: int, n: int) -> None:
+        progress(f"run {i}/{n}")
 
-    records = api.run(spec, treat_set, list(o["catalogs"]), runs, None if as_json else progress)
+    records = api.run(spec, treat_set, list(o["catalogs"]), runs, each_run)
     summary = api.summary(records) if runs > 1 else None
     if as_json:
         if runs == 1:

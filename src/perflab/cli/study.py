@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -20,6 +19,7 @@ from perflab.cli.app import (
     json_option,
     main,
     output_option,
+    progress,
     runs_option,
 )
 from perflab.errors import PerflabError, Unanswerable
@@ -35,10 +35,6 @@ def _levels(text: str, what: str) -> list[int]:
     if not values or min(values) < 1:
         raise PerflabError(f"{what} {text!r}: give integers >= 1")
     return values
-
-
-def _progress(as_json: bool) -> Any:
-    return None if as_json else (lambda msg: err_console.print(f"[dim]{msg} …[/dim]"))
 
 
 @main.group("study")
@@ -66,7 +62,7 @@ def table_cmd(
     if shell_jobs < 1 or saga_jobs < 1:
         raise PerflabError("--shell-jobs and --saga-jobs must be at least 1")
     rows = submission.table_rows(shell_jobs, saga_jobs, timeout, patched=not no_patched)
-    submission.run_rows(rows, runs, _progress(as_json))
+    submission.run_rows(rows, runs, progress)
     out = submission.table(rows)
     if as_json:
         records = {r.id: [x.to_dict() for x in r.records] for r in rows}
@@ -115,7 +111,7 @@ def curve_cmd(
         points = submission.curve_specs(kind, lv, n, timeout, **fixed)
         if patch:
             points = [(lvl, submission.with_flush_patch(spec)) for lvl, spec in points]
-    rows = submission.run_curve(points, runs, _progress(as_json))
+    rows = submission.run_curve(points, runs, progress)
     figures = render.curve_figure(kind, rows, kind, Path(output)) if output else []
     if as_json:
         click.echo(json.dumps({"curve": kind, "rows": rows, "figures": [str(p) for p in figures]}))

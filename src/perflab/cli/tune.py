@@ -111,8 +111,6 @@ def tune_cmd(
 
     def on_stage(stage: str, reason: str, left: int, best: float | None) -> None:
         nonlocal note
-        if as_json:
-            return
         if note:
             err_console.print(f"note: {note}")
             note = ""

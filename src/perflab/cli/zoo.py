@@ -11,7 +11,16 @@ import click
 from perflab.analysis.zoo import unanswered
 from perflab.campaign.plan import run_campaign
 from perflab.campaign.store import Store
-from perflab.cli.app import SEED, json_option, main, names, output_option, runs_option, store_option
+from perflab.cli.app import (
+    SEED,
+    json_option,
+    main,
+    names,
+    output_option,
+    progress,
+    runs_option,
+    store_option,
+)
 from perflab.cli.precise import max_time_option, parse_target, precision_option
 from perflab.cli.spec_options import timeout_option
 from perflab.errors import PerflabError, Unanswerable
@@ -193,10 +202,8 @@ def _config(o: dict[str, Any], targets: list[str], kinds: list[str]) -> ZooConfi
     )
 
 
-def _round(store: Store, name: str, quiet: bool) -> dict[str, int]:
-    if quiet:
-        return run_campaign(store, name)
-    before = store.counts(name)
+def _round(store: Store, name: str) -> dict[str, int]:
+    before = store.counts(name)  # the bar is on stderr: shown also with --json
     with terminal.campaign_progress(name, before["planned"], before["done"]) as on_result:
         return run_campaign(store, name, on_result=on_result)
 
@@ -205,14 +212,13 @@ def _run(cfg: ZooConfig, o: dict[str, Any], prefix: str) -> None:
     from perflab.api import zoo
 
     def levels(items: list[dict[str, Any]]) -> None:
-        if not o["as_json"]:
-            levels = ", ".join(f"{i['spec']['target']} {i['spec']['params']['task_us']:g} µs"
-                               for i in items)  # fmt: skip
-            click.echo(f"METG search, next levels: {levels}")
+        levels = ", ".join(f"{i['spec']['target']} {i['spec']['params']['task_us']:g} µs"
+                           for i in items)  # fmt: skip
+        progress(f"METG search, next levels: {levels}")
 
     result = zoo(
         cfg, o["name"], prefix, o["seed"], o["threshold"], o["basis"], o["output"],
-        o["store_path"], lambda store, name: _round(store, name, o["as_json"]), levels,
+        o["store_path"], _round, levels,
         **_precise(o),
     )  # fmt: skip
     if o["as_json"]:
