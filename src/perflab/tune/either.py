@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +25,7 @@ from perflab.analysis.stats import t_ppf, t_sf
 from perflab.tune.knockout import (
     REACH,
     THRESHOLD,
+    Evidence,
     Local,
     exact_ols,
     local_rows,
@@ -152,6 +153,39 @@ def wanted(
         if both < TARGET_BOTH:
             out.append((a, b, TARGET_BOTH - both))
     return out
+
+
+def targeted(
+    best: set[str],
+    current: set[str],
+    settled: list[Evidence],
+    seen: list[tuple[frozenset[str], float]],
+    start: int,
+    cut: Callable[[set[str], set[str]], set[str]],
+    measure_sets: Callable[[list[set[str]]], list[float]],
+    avail: int,
+    rng: np.random.Generator,
+    reach: int = REACH,
+) -> list[tuple[frozenset[str], float]]:
+    """Runs of ``current`` without both members of each pair shown needed that the search's
+    runs suspect of being substitutes (``suspects``; ``cut`` drops a pair and what requires
+    it), until the pairs' test can read it (``TARGET_BOTH`` runs without both), within
+    ``avail`` runs, in random order. They call nothing needed: the pairs' test, at its share
+    of the 5 %, may only find one of two members already shown needed enough."""
+    slower = [e.factors[0] for e in settled if len(e.factors) == 1 and e.verdict == "slower"]
+    if len(slower) < 2 or avail <= 0:
+        return []
+    want = wanted(seen, best, suspects(seen[:start], slower), start, reach)
+    sets = [cut(current, {a, b}) for a, b, k in want for _ in range(k)][:avail]
+    if not sets:
+        return []
+    sets = [sets[i] for i in rng.permutation(len(sets))]
+    ys = measure_sets(sets)
+    return [
+        (frozenset(s), float(y))
+        for s, y in zip(sets, ys, strict=True)
+        if math.isfinite(y) and y > 0
+    ]
 
 
 def _p(inter: float, se_i: float, df: float) -> float:

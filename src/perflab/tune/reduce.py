@@ -30,7 +30,7 @@ import statsmodels.api as sm
 
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
-from perflab.tune.either import Pair, both_kinds, suspects, wanted
+from perflab.tune.either import Pair, both_kinds, targeted
 from perflab.tune.knockout import (
     REACH,
     THRESHOLD,
@@ -232,42 +232,10 @@ def reduce(
             why = "kept, not tested: the runs ran out before its look"
             settled.append(Evidence(g, True, "untested", reason=why))
     avail = runs + spare - (len(seen) - start + lost[0])
-    seen += targeted(best, current, settled, seen, start, cons, measure_sets, avail, rng, reach)
+    cut = lambda s_, d: without(s_, d, cons)  # noqa: E731
+    seen += targeted(best, current, settled, seen, start, cut, measure_sets, avail, rng, reach)
     current, settled = either_or(best, current, settled, seen, start, cons, reach)
     return without(current, set(), cons), settled
-
-
-def targeted(
-    best: set[str],
-    current: set[str],
-    settled: list[Evidence],
-    seen: list[tuple[frozenset[str], float]],
-    start: int,
-    cons: Constraints,
-    measure_sets: Callable[[list[set[str]]], list[float]],
-    avail: int,
-    rng: np.random.Generator,
-    reach: int = REACH,
-) -> list[tuple[frozenset[str], float]]:
-    """Runs of ``current`` without both members of each pair shown needed that the search's
-    runs suspect of being substitutes (tune/either.py ``suspects``), until the pairs' test
-    can read it (``TARGET_BOTH`` runs without both), within ``avail`` runs, in random order.
-    They call nothing needed: the pairs' test, at its share of the 5 %, may only find one of
-    two members already shown needed enough."""
-    slower = [e.factors[0] for e in settled if len(e.factors) == 1 and e.verdict == "slower"]
-    if len(slower) < 2 or avail <= 0:
-        return []
-    want = wanted(seen, best, suspects(seen[:start], slower), start, reach)
-    sets = [without(current, {a, b}, cons) for a, b, k in want for _ in range(k)][:avail]
-    if not sets:
-        return []
-    sets = [sets[i] for i in rng.permutation(len(sets))]
-    ys = measure_sets(sets)
-    return [
-        (frozenset(s), float(y))
-        for s, y in zip(sets, ys, strict=True)
-        if math.isfinite(y) and y > 0
-    ]
 
 
 def leaning(weak: list[str], p_of: dict[str, float]) -> list[list[str]]:
