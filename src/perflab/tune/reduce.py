@@ -324,6 +324,8 @@ def _substitutes(
         if {q.a, q.b} & taken:
             continue
         nicer, other = sorted((q.a, q.b), key=lambda f: (rank(f, cons), -round(ratio[f], 9)))
+        if dict(zip((q.a, q.b), q.alone, strict=True))[other] >= math.log1p(THRESHOLD):
+            nicer, other = other, nicer  # the other is needed beside the nicer: it stays
         if not cons.ok(without(current, {other}, cons) | {nicer}):
             continue
         taken |= {q.a, q.b}
