@@ -186,12 +186,10 @@ def reduce(
         evidence = look(
             best, open_, fixed, seen, measure, chunk, start, presumed, rng, alpha, prior, reach
         )
-        open_, slower, mixed, retry = [], [], [], []
+        open_, slower, mixed = [], [], []
         for e in evidence:
             if len(e.factors) > 1 and not last and e.verdict in ("faster", "not slower"):
                 mixed.append(e)  # a member that helps may hide behind one that harms
-            elif last and k < LOOKS and not reserve_used and leans(e):
-                retry.append(e)
             elif e.verdict in ("faster", "not slower") or (last and not e.kept):
                 current = go(current, e, seen, settled, cons)
                 fixed.append(e.factors)
@@ -226,15 +224,6 @@ def reduce(
         else:  # no runs left to split it: each member is kept with the group, unresolved
             settled += [m for e in slower for m in unresolved(e)]
             fixed += [e.factors for e in slower]
-        again = bool(retry) and runs + spare - used > 0
-        if again:
-            # the split look's share, unused: one more look at what leans needed, before it goes
-            open_ += [e.factors for e in retry]
-            split = True
-            budget = max(budget, min(runs + spare, used + SPLIT_RUNS * least_runs(len(open_))))
-        for e in [] if again else retry:
-            current = go(current, e, seen, settled, cons)
-            fixed.append(e.factors)
     # what the runs left open: a split member stays with its group, anything else untested
     for g in open_:
         if g[0] in parent:
@@ -247,12 +236,6 @@ def reduce(
     seen += targeted(best, current, settled, seen, start, cut, measure_sets, avail, rng, reach)
     current, settled = either_or(best, current, settled, seen, start, cons, reach)
     return without(current, set(), cons), settled
-
-
-def leans(e: Evidence) -> bool:
-    """An inconclusive member whose drop the estimate puts beyond the threshold: the look
-    that would drop it may take the split look's unused share for one more look."""
-    return len(e.factors) == 1 and e.verdict == "inconclusive" and (e.ratio or 0) > 1 + THRESHOLD
 
 
 def leaning(weak: list[str], p_of: dict[str, float]) -> list[list[str]]:
