@@ -9,6 +9,7 @@ largest sum of the levels the looks and the pairs used (at most 5 %: tune/spendi
 how often one of e and r (the right answer) is recommended.
 
     PYTHONPATH=src python bench/reduction_null.py --seeds 200
+    PYTHONPATH=src python bench/reduction_null.py --seeds 200 --spare 20  # the final blocks' spare
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seeds", type=int, default=200)
     ap.add_argument("--nulls", type=int, default=3)
+    ap.add_argument(
+        "--spare", type=int, default=0, help="runs beyond the 40 a split or retry look may take"
+    )
     ap.add_argument("--no-pair", action="store_true", help="x0 (20 %%) in place of e and r")
     args = ap.parse_args()
     tr = TRUTHS["eitheror"]
@@ -64,6 +68,7 @@ def main() -> None:
             measure,
             40,
             np.random.default_rng(seed + 1),
+            args.spare,
         )
         needed = reduction.shown_needed(kept, ev, tr.cons)
         false += bool(needed & set(nulls))

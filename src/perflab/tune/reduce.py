@@ -30,7 +30,7 @@ import statsmodels.api as sm
 
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
-from perflab.tune.either import Pair, both_kinds
+from perflab.tune.either import Pair, both_kinds, targeted
 from perflab.tune.knockout import (
     REACH,
     THRESHOLD,
@@ -231,6 +231,9 @@ def reduce(
         else:
             why = "kept, not tested: the runs ran out before its look"
             settled.append(Evidence(g, True, "untested", reason=why))
+    avail = runs + spare - (len(seen) - start + lost[0])
+    cut = lambda s_, d: without(s_, d, cons)  # noqa: E731
+    seen += targeted(best, current, settled, seen, start, cut, measure_sets, avail, rng, reach)
     current, settled = either_or(best, current, settled, seen, start, cons, reach)
     return without(current, set(), cons), settled
 
@@ -304,6 +307,8 @@ def _substitutes(
         if {q.a, q.b} & taken:
             continue
         nicer, other = sorted((q.a, q.b), key=lambda f: (rank(f, cons), -round(ratio[f], 9)))
+        if dict(zip((q.a, q.b), q.alone, strict=True))[other] >= math.log1p(THRESHOLD):
+            nicer, other = other, nicer  # the other is needed beside the nicer: it stays
         if not cons.ok(without(current, {other}, cons) | {nicer}):
             continue
         taken |= {q.a, q.b}
