@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.analysis.stats import t_ppf, t_sf
+from perflab.analysis.stats import norm_ppf, t_ppf, t_sf
 from perflab.tune.knockout import (
     REACH,
     THRESHOLD,
@@ -48,8 +48,9 @@ TARGET_BOTH = MIN_BOTH + 1
 SUSPECTS = 3
 #: A pair of members shown needed is suspected to be substitutes when, in the search's runs,
 #: the product of their memberships has a positive term (together they save less than each
-#: alone adds up to) with t beyond this: a screen that only says where runs go, never a test.
-SUSPECT_T = 1.645
+#: alone adds up to) with t beyond this (one-sided 5 %): a screen that only says where runs
+#: go, never a test.
+SUSPECT_T = norm_ppf(0.95)
 
 
 @dataclass
