@@ -98,9 +98,9 @@ def test_the_plan_is_printed(tmp_path: Path, store: str) -> None:
 
 
 def test_a_plan_past_max_time_is_refused_and_nothing_stored(tmp_path: Path, store: str) -> None:
-    res = cli(tmp_path, "campaign", "extend", "p", "--precision", "0.5%", "--max-time", "60",
+    res = cli(tmp_path, "campaign", "extend", "p", "--precision", "0.5%", "--max-time", "1",
               "--store", store)  # fmt: skip
-    one_line_exit_2(res, "±0.5% would take ~", "more runs of 4 sets", "--max-time 60 s")
+    one_line_exit_2(res, "±0.5% would take ~", "more runs of 4 sets", "--max-time 1 s")
     assert len(planned(store)) == 12
     st = last_json(cli(tmp_path, "campaign", "status", "p", "--store", store, "--json"))
     assert st["precision"]["target"] == 0.05  # the default: no target was stored

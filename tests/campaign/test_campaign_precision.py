@@ -39,8 +39,9 @@ def test_status_says_the_precision_reached_and_what_a_target_costs(store: list[s
     p = perflab_json("campaign", "status", "p", "--precision", "1%", *store)["precision"]
     assert p["target"] == 0.01 and p["runs"] == 16 and p["df"] == 12
     assert [s["runs"] for s in p["sets"]] == [4, 4, 4, 4]
-    # 12 df of a 0.05 sd: the pooled estimate within a factor of 2 (chi-square, p > 0.999)
-    assert 0.025 < p["pooled_sd_log"] < 0.1
+    # 12 df of a 0.05 sd (unseeded noise): the pooled estimate within a factor of 3
+    # (chi-square: outside in about 2 of 100,000 suites; a factor of 2 failed 1 in ~400)
+    assert 0.05 / 3 < p["pooled_sd_log"] < 0.05 * 3
     for e in p["effects"]:
         assert e["estimable"] and 0 < e["half_width"] < 0.2
         assert e["more_runs"] == e["runs_to_target"] - 16 > 0

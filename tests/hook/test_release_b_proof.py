@@ -35,7 +35,9 @@ print(len(yaml.safe_dump({"a": 1})))
 @pytest.fixture
 def venv_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's private venv is perflab's own (its PyYAML is the release asked for): no pip."""
-    monkeypatch.setattr(stage, "in_venv", lambda spec, root: replace(spec, python=sys.executable))
+    monkeypatch.setattr(
+        stage, "in_venv", lambda spec, root, program=None: replace(spec, python=sys.executable)
+    )
 
 
 @pytest.mark.slow  # two real runs of a command (no engine), seconds

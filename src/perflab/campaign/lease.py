@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import psutil
 
@@ -52,6 +53,32 @@ def _me() -> tuple[str, int, float]:
     return socket.gethostname(), os.getpid(), psutil.Process().create_time()
 
 
+def _refuse_live(store: Store, campaign: str, row: Any, run_timeout_s: float) -> Holder:
+    """The lease's holder, once it is known to be gone (a PerflabError naming it if not)."""
+    holder = Holder(
+        row["host"], row["pid"], row["pid_started"], row["acquired_at"], row["heartbeat"]
+    )
+    host, pid, _ = _me()
+    if (holder.host, holder.pid) == (host, pid):
+        raise PerflabError(f"campaign {campaign!r} is already being run by this process")
+    if holder.alive(run_timeout_s + REMOTE_SLACK_S):
+        raise PerflabError(
+            f"campaign {campaign!r} is being run by {holder} (store {store.path}); "
+            "wait for it, or stop that process and run again"
+        )
+    return holder
+
+
+def check_free(store: Store, campaign: str, run_timeout_s: float = 300.0) -> None:
+    """Refuse (PerflabError naming the holder) while another live process runs ``campaign``,
+    without taking the lease: a CLI checks this before it shows progress, so the refusal is
+    its one line. ``acquire`` still decides any race."""
+    with store.tx() as db:
+        row = db.execute("SELECT * FROM leases WHERE campaign=?", (campaign,)).fetchone()
+    if row is not None:
+        _refuse_live(store, campaign, row, run_timeout_s)
+
+
 def acquire(store: Store, campaign: str, run_timeout_s: float = 300.0) -> str | None:
     """Take the campaign's lease (PerflabError naming the holder if it is alive elsewhere).
 
@@ -62,16 +89,7 @@ def acquire(store: Store, campaign: str, run_timeout_s: float = 300.0) -> str | 
     with store.tx() as db:
         row = db.execute("SELECT * FROM leases WHERE campaign=?", (campaign,)).fetchone()
         if row is not None:
-            holder = Holder(
-                row["host"], row["pid"], row["pid_started"], row["acquired_at"], row["heartbeat"]
-            )
-            if (holder.host, holder.pid) == (host, pid):
-                raise PerflabError(f"campaign {campaign!r} is already being run by this process")
-            if holder.alive(run_timeout_s + REMOTE_SLACK_S):
-                raise PerflabError(
-                    f"campaign {campaign!r} is being run by {holder} (store {store.path}); "
-                    "wait for it, or stop that process and run again"
-                )
+            holder = _refuse_live(store, campaign, row, run_timeout_s)
             note = f"took over the lease of campaign {campaign!r} from {holder}, which is gone"
         token = uuid.uuid4().hex
         db.execute(

@@ -187,6 +187,7 @@ def check_run(
     chosen = RUNNERS.get(runner)(**runner_options)
     if max_runs is not None and max_runs < 1:
         raise PerflabError(f"--max-runs must be at least 1 (got {max_runs})")
+    lease.check_free(store, name, float(definition.base.get("timeout_s") or 300.0))
     return chosen
 
 

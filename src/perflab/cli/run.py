@@ -36,7 +36,9 @@ def run(treat_set: str, runs: int, as_json: bool, **o: Any) -> None:
     spec = replace(base_spec(o), sources=sources(o["sources"]))
 
     def each_run(i: int, n: int) -> None:
-        progress(f"run {i}/{n}")
+        # one run with --json says nothing until its JSON: a failure stays one line
+        if n > 1 or not as_json:
+            progress(f"run {i}/{n}")
 
     records = api.run(spec, treat_set, list(o["catalogs"]), runs, each_run)
     summary = api.summary(records) if runs > 1 else None
