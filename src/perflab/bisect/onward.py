@@ -67,11 +67,13 @@ def explain_culprit(
     groups, listed = commit_groups(trees[0], trees[1], package)
     measured = groups[: max(0, most)]
     if settings.precision is not None or not 1 <= len(measured) <= MOST_GROUPS:
-        why = (f"measured one at a time: interactions unassessable (a resolution-V fraction "
-               f"over {len(measured)} groups is not built beyond {MOST_GROUPS})")  # fmt: skip
         if settings.precision is not None:  # its window and runs are planned per comparison
             why = ("measured one at a time: interactions unassessable (with --precision each "
                    "revert is a planned comparison; the factorial has no plan)")  # fmt: skip
+        else:
+            why = (f"measured one at a time: interactions unassessable (a resolution-V "
+                   f"fraction over {len(measured)} groups is not built beyond "
+                   f"{MOST_GROUPS})")  # fmt: skip
         out = measure_hunks(culprit, culprit_ready, trees, package, settings, state, prepare,
                             on_step, most)  # fmt: skip
         design = {"design": "one at a time", "why": why} if measured else None
