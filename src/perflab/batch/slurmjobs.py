@@ -108,6 +108,21 @@ class JobWatch:
     def job_ids(self) -> list[str]:
         return [str(j) for p in self.providers for j in list(p.resources)]
 
+    def release(self, wait_s: float = 30.0) -> list[str]:
+        """Cancel this driver's jobs that Slurm still holds and wait, up to ``wait_s``, until
+        none is pending, running or completing; returns the ids still held then. Parsl's
+        cleanup cancels the blocks it knows of and returns before Slurm has ended them."""
+        ids = set(self.job_ids())
+        held = _held(ids)
+        live = sorted(j for j, state in held.items() if state != "CG")
+        if live:
+            _slurm("scancel", *live)
+        deadline = time.monotonic() + wait_s
+        while held and time.monotonic() < deadline:
+            time.sleep(0.2)
+            held = _held(ids)
+        return sorted(held)
+
     def _stderr_of(self, job_id: str) -> str | None:
         for p in self.providers:
             if job_id in p.resources:
@@ -178,6 +193,17 @@ class JobWatch:
     def reason_on(self, node: str) -> str:
         """Why the jobs that ran on ``node`` and ended badly ended (empty if none did)."""
         return "; ".join(w for j, w in self.ended.items() if self.nodes.get(j) == node)
+
+
+def _held(ids: set[str]) -> dict[str, str]:
+    """Which of ``ids`` squeue still lists, with their compact state (``R``, ``CG`` …)."""
+    if not ids:
+        return {}
+    out = _slurm("squeue", "-h", "-o", "%i %t")
+    if out.returncode != 0:
+        return {}  # the controller is away: nothing this driver can wait for
+    rows = (line.split() for line in out.stdout.splitlines())
+    return {r[0]: r[1] for r in rows if len(r) == 2 and r[0] in ids}
 
 
 class Leftovers:

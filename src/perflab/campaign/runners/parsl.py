@@ -127,6 +127,7 @@ def run_parsl(work: Work, config: Any) -> None:
     began = time.monotonic()
     dfk = parsl.load(config)
     launch_initial_blocks(dfk, time.monotonic() - began)
+    watch = JobWatch(providers) if providers else None
     try:
         app = PythonApp(remote_measure, data_flow_kernel=dfk)
 
@@ -134,12 +135,13 @@ def run_parsl(work: Work, config: Any) -> None:
             return app(spec.to_dict(), info)
 
         futures = {submit(spec): (seq, spec) for seq, spec in work.pending}
-        watch = JobWatch(providers) if providers else None
         _collect(work, futures, submit, watch, leftovers, dfk)
     finally:
         dfk.cleanup()
         parsl.clear()
-        if leftovers:
+        # the note of this driver's jobs goes only once Slurm holds none of them: a job
+        # still held then is the next driver's to cancel
+        if leftovers and watch is not None and not watch.release():
             leftovers.forget()
 
 
