@@ -50,6 +50,23 @@ def test_replace_function_keeps_multiline_strings_and_adds_lost_methods() -> Non
     assert replace_function(src, "Missing.g", "def g(self):\n    pass\n")[1] == 0
 
 
+def test_a_lost_function_is_back_before_the_main_guard_that_calls_it(tmp_path: Path) -> None:
+    import runpy
+
+    # HTEX runs its interchange as a script: a def added after the guard is not there yet
+    src = 'import sys\n\n\nif __name__ == "__main__":\n    sys.exit(f())\n'
+    out, n = replace_function(src, "f", "def f():\n    return 0\n")
+    assert n == 1
+    script = tmp_path / "m.py"
+    script.write_text(out)
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as stop:
+        assert stop.code == 0
+    else:
+        raise AssertionError("the guard did not run")
+
+
 def test_catalog_text_is_toml_with_multiline_code() -> None:
     import tomllib
 

@@ -69,8 +69,10 @@ def _indent(text: str, col: int) -> list[str]:
 def replace_function(source: str, qualname: str, new: str) -> tuple[str, int]:
     """The function ``qualname`` (``Class.method`` or ``f``; decorators included) replaced by
     ``new`` (a dedented ``def``), or, where the module lacks it, added at the end of its class
-    or module: how another release's version of one function is put back (``perflab
-    explain``). 0 changes when the class is missing too."""
+    or module (before a ``__main__`` guard, which runs as the module does: a function defined
+    after it is not there yet when run as a script, as HTEX runs its interchange): how
+    another release's version of one function is put back (``perflab explain``). 0 changes
+    when the class is missing too."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
     text = new if new.endswith("\n") else new + "\n"
@@ -82,13 +84,27 @@ def replace_function(source: str, qualname: str, new: str) -> tuple[str, int]:
             return "".join(lines), 1
     owner, _, _ = qualname.rpartition(".")
     if not owner:
-        return source + ("" if source.endswith("\n") else "\n") + "\n\n" + text, 1
+        guard = next((n for n in tree.body if _is_main_guard(n)), None)
+        if guard is None:
+            return source + ("" if source.endswith("\n") else "\n") + "\n\n" + text, 1
+        lines[guard.lineno - 1 : guard.lineno - 1] = [text, "\n\n"]
+        return "".join(lines), 1
     cls = _class(tree, owner)
     if cls is None or cls.end_lineno is None:
         return source, 0
     col = cls.body[0].col_offset
     lines[cls.end_lineno : cls.end_lineno] = ["\n", *_indent(text, col)]
     return "".join(lines), 1
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` (either way round)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    sides = [node.test.left, *node.test.comparators]
+    names = {s.id for s in sides if isinstance(s, ast.Name)}
+    consts = {s.value for s in sides if isinstance(s, ast.Constant)}
+    return names == {"__name__"} and consts == {"__main__"}
 
 
 def _class(tree: ast.AST, qualname: str) -> ast.ClassDef | None:
