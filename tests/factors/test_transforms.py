@@ -229,6 +229,23 @@ def test_two_factors_that_add_the_same_import_apply_together(tmp_path: Path) -> 
                                                              value="import json"))])  # fmt: skip
 
 
+def test_a_copy_made_by_other_transform_code_is_not_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.prepare import transformed
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text("import os\n\nX = os.sep\n")
+    items = [("f1", Transform("pkg", "add_statement", "pkg.m", value="import json"))]
+    first, _ = transformed.transformed_tree("pkg", pkg, "1.0", items, tmp_path / "cache")
+    again, _ = transformed.transformed_tree("pkg", pkg, "1.0", items, tmp_path / "cache")
+    monkeypatch.setattr(transformed, "_applier", lambda: "another perflab's")
+    other, _ = transformed.transformed_tree("pkg", pkg, "1.0", items, tmp_path / "cache")
+    assert first == again != other
+
+
 @pytest.mark.parametrize(
     "source",
     ["x = 1\r\ny = 'é'\r\nif x:\r\n    z = (2,\r\n         3)\r\n", "a = 1\rb = 2\r",

@@ -10,6 +10,7 @@ each factor changed where (``transform.json``).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import shutil
@@ -74,6 +75,18 @@ def unmatched(t: Transform, sources: dict[str, str]) -> list[str]:
     return [m for m in t.match if not any(m in text for text in texts)]
 
 
+@functools.cache
+def _applier() -> str:
+    """The hash of the code that applies transforms: a copy made by an older perflab (a
+    lost function then added after the ``__main__`` guard, say) is not reused."""
+    from perflab.factors import code_ops, transforms
+
+    digest = hashlib.sha256()
+    for module in (code_ops, transforms):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def transformed_tree(
     package: str,
     pkg_dir: Path,
@@ -85,7 +98,7 @@ def transformed_tree(
     ``transform.json``); cached by package, version and transforms."""
     import difflib
 
-    key = json.dumps([package, version, [(f, repr(t)) for f, t in items]])
+    key = json.dumps([package, version, [(f, repr(t)) for f, t in items], _applier()])
     dest = cache_root / hashlib.sha256(key.encode()).hexdigest()[:20]
     if (dest / ".complete").exists():
         return dest, json.loads((dest / "transform.json").read_text())["factors"]
