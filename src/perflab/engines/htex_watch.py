@@ -26,8 +26,10 @@ from perflab.engines.base import FAILURE_EXIT, FAILURE_FILE
 FIND_PERIOD_S = 0.05
 #: Seconds between looks where the kernel has no pidfd (sampling instead of blocking).
 POLL_PERIOD_S = 0.5
-#: Lines of the interchange's own log quoted in the cause.
+#: Lines of the interchange's own log quoted in the cause, and at most so many characters
+#: of them (the record keeps the cause's first 2000).
 LOG_LINES = 20
+LOG_CHARS = 1500
 
 
 def interchange_of(ex: Any) -> Any:
@@ -51,7 +53,8 @@ def log_tail(ex: Any, lines: int = LOG_LINES) -> str:
         text = path.read_text(errors="replace")
     except (AttributeError, OSError, TypeError):
         return ""
-    return "\n".join(text.strip().splitlines()[-lines:])
+    tail = "\n".join(text.strip().splitlines()[-lines:])
+    return tail[-LOG_CHARS:]
 
 
 def cause(ex: Any, code: int) -> str:
