@@ -14,7 +14,10 @@ import pytest
 
 from conftest import alive
 from perflab import RunSpec, measure
+from perflab.engines.base import FAILURE_FILE
 from perflab.engines.htex_watch import InterchangeWatch, cause, exit_code
+from perflab.run.fill import fill
+from perflab.run.record import RunRecord
 
 #: A config whose interchange reads its settings and dies as #4068's did.
 CONFIG = """
@@ -83,6 +86,24 @@ def test_the_cause_names_the_executor_code_and_log(tmp_path: Path) -> None:
     assert text.startswith("HTEX interchange exited (code 1) of executor 'htex'")
     assert text.endswith("last words")
     assert cause(SimpleNamespace(label="x"), -9).startswith("HTEX interchange exited (code -9)")
+
+
+def test_the_record_leads_with_the_measured_process_s_own_cause(tmp_path: Path) -> None:
+    (tmp_path / FAILURE_FILE).write_text("HTEX interchange exited (code 1) of executor 'x'\n")
+    (tmp_path / "stderr.txt").write_text("Traceback (most recent call last):\nNameError: y\n")
+    started = RunRecord("r1", "t0", "t1", "parsl-htex", "noop", "ok")
+    rec = fill(started, RunSpec(), {"returncode": 3}, tmp_path)
+    assert rec.status == "failed"
+    assert (rec.error or "").splitlines() == [
+        "HTEX interchange exited (code 1) of executor 'x'",
+        "exit code 3",
+        "Traceback (most recent call last):",
+        "NameError: y",
+    ]
+    (tmp_path / FAILURE_FILE).unlink()  # without it, as before: the exit code, then stderr
+    assert fill(started, RunSpec(), {"returncode": 3}, tmp_path).error == (
+        "exit code 3\nTraceback (most recent call last):\nNameError: y"
+    )
 
 
 @pytest.mark.slow
