@@ -12,7 +12,11 @@ The table gives the median half-width (log scale) of a group's reverted-alone ef
 both measure), of its share (together only) and of an interaction (together only). Then a
 planted truth, two groups that cost nothing alone and +20 % together (the other groups
 null): how often each interval covers its truth, and how often the interaction's excludes
-0. No wall-clock time is involved: the figures are the same on any machine.
+0. Last, the looks (``factorial.sequential``): the replicates stop once every group's share is
+decided or negligible; per number of groups, with no effect anywhere (A/A) and with group 0
+the whole step (+20 %), how often any stated interval (shares, interactions) excludes 0
+falsely or misses its truth, and the replicates run against the most (the fixed n). No
+wall-clock time is involved: the figures are the same on any machine.
 """
 
 from __future__ import annotations
@@ -93,6 +97,59 @@ def main() -> None:
         level = fits[0]["level"]
         said = ", ".join(f"{name} {np.mean(v):.1%}" for name, v in checks.items())
         print(f"  {k} groups (each interval at level {level:.3g}): {said}")
+    looks_table(a.seeds, a.runs, a.sd)
+
+
+def looks(k: int, runs: int, sd: float, seed: int, planted: bool) -> dict:
+    """One sequential factorial: no effect, or group 0 the whole step (+20 %) alone."""
+    d = fx.design(k)
+    assert d is not None
+    rng = np.random.default_rng(seed)
+    cost = math.log(1.2) if planted else 0.0
+
+    def block(r: int) -> list[fx.Row]:
+        return [(r, [int(x) for x in c], math.exp((0.0 if c[0] else cost) + rng.normal(0, sd)))
+                for c in d]  # fmt: skip
+
+    return fx.sequential(block, k, math.log(1.2), 0.05, 0.05, fx.replicates(k, len(d), runs))
+
+
+def looks_table(seeds: int, runs: int, sd: float) -> None:
+    print("\nlooks: stop once every group's share is decided or negligible (±5 %), α 0.05")
+    print(
+        "| groups | truth | most replicates | replicates run (mean) | stopped early | "
+        "a null term shown | an interval missing its truth |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for k in (2, 3, 4, 6):
+        for planted in (False, True):
+            got = [looks(k, runs, sd, 1000 + s, planted) for s in range(seeds)]
+            truth = _truths([math.log(1.2) if planted and i == 0 else 0.0 for i in range(k)])
+            pairs = [list(zip(_stated(g["fit"]), truth, strict=True)) for g in got]
+            false = [any(_excl(e) for e, x in p if x == 0.0) for p in pairs]
+            miss = [any(not _in(e, x) for e, x in p) for p in pairs]
+            used = [g["replicates"] for g in got]
+            early = np.mean([n < g["most"] for n, g in zip(used, got, strict=True)])
+            print(
+                f"| {k} | {'group 0 +20 %' if planted else 'A/A'} | {got[0]['most']} | "
+                f"{np.mean(used):.2f} | {early:.0%} | "
+                f"{np.mean(false):.1%} | {np.mean(miss):.1%} |"
+            )
+
+
+def _stated(est: dict) -> list[dict]:
+    """The shares then the interactions of a fit."""
+    return [g["share"] for g in est["groups"]] + [i["effect"] for i in est["interactions"]]
+
+
+def _truths(shares: list[float]) -> list[float]:
+    """The true shares (log scale), then the interactions' (none planted)."""
+    k = len(shares)
+    return [*shares, *([0.0] * (k * (k - 1) // 2))]
+
+
+def _excl(e: dict) -> bool:
+    return bool(e["low"] > 0 or e["high"] < 0)
 
 
 def _in(e: dict, x: float) -> bool:

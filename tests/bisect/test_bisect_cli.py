@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 from toyrepo import git, make_repo
 
+from perflab.bisect import factorial as fx
 from perflab.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,7 +121,11 @@ def test_bisect_builds_commits_of_a_clone_and_names_the_culprit(
     (g,) = [g for g in c["hunk_groups"] if "toybis.core:COST" in g["units"]]
     # reverting COST to the commit before undoes the whole +50 %: ratio ~1/1.5, share ~100 %
     assert g["verdict"] == "faster" and _covers(g["low"], g["high"], 1 / 1.5)
-    assert _covers(g["share_low"], g["share_high"], 1) and g["level"] == pytest.approx(0.05)
+    # one group: 2 cells × at most 6 replicates, looked at after 3 and 6 (factorial.sequential)
+    d = c["hunk_design"]
+    assert d["most_replicates"] == 6 and d["replicates"] in fx.look_levels(6, 0.05)
+    look = fx.look_levels(6, 0.05)[d["replicates"]]
+    assert _covers(g["share_low"], g["share_high"], 1) and g["level"] == pytest.approx(look)
     assert (git(repo, "status", "--porcelain"), git(repo, "worktree", "list")) == before
     page = (tmp_path / "out" / "bisect.html").read_text()
     assert "<svg" in page and "slow path" in page and "<img src='bisect-1-commits.png'" in page

@@ -111,14 +111,20 @@ def test_together_finds_the_interaction_and_each_group_alone_costs_nothing(
     args = (culprit, ready, trees, "toyia", Settings("us_per_task"), state, prepare)
     got = onward.explain_culprit(*args)
     d = got["hunk_design"]
-    assert d["design"] == "full 2^2 factorial" and d["cells"] == 4 and d["replicates"] == 10
-    assert d["runs"] == len(calls) == 40 and d["failed_runs"] == 0
+    n = d["replicates"]
+    assert d["design"] == "full 2^2 factorial" and d["cells"] == 4 and d["most_replicates"] == 10
+    # each group's share (50 %) is decided long before the most replicates
+    assert n < 10 and d["stopped"] == "every group decided or negligible"
+    assert d["runs"] == len(calls) == 4 * n and d["failed_runs"] == 0
     assert sorted(set(calls)) == [(0, 0), (0, 1), (1, 0), (1, 1)]  # every cell as planted
-    assert d["level"] == pytest.approx(0.05 / 3)  # two shares and one interaction
+    look = fx.look_levels(10, 0.05)[n]
+    assert d["level"] == pytest.approx(look / 3)  # two shares and one interaction
     g1, g2 = got["hunk_groups"]
     (it,) = got["hunk_interactions"]
     assert it["groups"] == [g1["factor"], g2["factor"]] and it["verdict"] == "slower"
-    assert it["share_low"] > 0.5 and _covers(it["share_low"], it["share_high"], 1.0)
+    # shown, and as wide as the look that stopped the runs leaves it (the groups' shares,
+    # not the interactions, hold the runs up)
+    assert it["share_low"] > 0 and _covers(it["share_low"], it["share_high"], 1.0)
     assert _covers(it["low"], it["high"], 1.2)
     for g in (g1, g2):
         assert _covers(g["alone_low"], g["alone_high"], 0.0)  # alone on the commit before
@@ -126,11 +132,13 @@ def test_together_finds_the_interaction_and_each_group_alone_costs_nothing(
         assert _covers(g["low"], g["high"], 1 / 1.2) and g["verdict"] == "faster"
     assert _covers(d["total"]["share_low"], d["total"]["share_high"], 1.0)
     text = "\n".join(onward.hunk_lines(got["hunk_groups"], 8, d, got["hunk_interactions"]))
-    assert "the 2 largest measured together: full 2^2 factorial, 4 cells × 10 replicates" in text
+    assert (f"the 2 largest measured together: full 2^2 factorial, 4 cells × {n} replicates "
+            f"= {4 * n} runs (stopped: every group decided or negligible, 10 replicates at "
+            "most)") in text  # fmt: skip
     assert f"interaction {g1['factor']} × {g2['factor']}: {it['ratio']:.3f}× (" in text
     assert "alone on the commit before" in text and "aliased only with" in text
     again = onward.explain_culprit(*args)  # every run kept: none made again
-    assert again == got and len(calls) == 40 and state.reused == 1
+    assert again == got and len(calls) == 4 * n and state.reused == 1
 
 
 def test_cells_lost_to_failed_runs_leave_their_terms_unassessable(

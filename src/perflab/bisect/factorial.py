@@ -22,6 +22,15 @@ group g is reverted. From it, each a contrast with a t interval:
 
 Shares are over log(culprit's ratio), the step the bisection measured (taken as known, as the
 one-at-a-time shares were).
+
+The replicates are run look by look (``sequential``): at the gate's looks (from
+``FIRST_LOOK`` replicates, about 1.5× apart, the last at the most replicates; the levels add
+up to alpha), the fit is made at the look's level and the runs stop once every group's
+effect (its share: the factorial's main effect) is known — "decided" (its interval excludes
+no effect) or "negligible" (its interval within ±threshold as a ratio, the gate's no
+difference). By the union bound over the looks, the chance that any interval the result
+states misses its truth stays at most alpha however early the runs stop. The interactions
+are stated at the stopping look's level; they do not hold the runs up.
 """
 
 from __future__ import annotations
@@ -29,11 +38,18 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from perflab.analysis.stats import bonferroni_level, t_ppf
+from perflab.compare.stats import look_levels as gate_looks
+
+#: One run: (replicate, the cell's reverted indicators, the value; None when it failed).
+Row = tuple[int, list[int], float | None]
+#: The first look, in replicates: before it the block model has few residual df.
+FIRST_LOOK = 3
 
 #: The most groups measured as a factorial: 8 groups take 64 cells (2^(8−2), resolution V);
 #: more are measured one at a time, their interactions said unassessable.
@@ -83,9 +99,10 @@ def terms(k: int) -> list[tuple[int, ...]]:
 
 
 def fit(
-    rows: list[tuple[int, list[int], float]], k: int, whole: float, alpha: float
+    rows: Sequence[tuple[int, list[int], float | None]], k: int, whole: float, alpha: float
 ) -> dict[str, Any]:
-    """The estimates from ``rows`` (replicate, the cell's reverted indicators, value > 0);
+    """The estimates from ``rows`` (replicate, the cell's reverted indicators, value > 0;
+    none failed);
     ``whole`` the log of the culprit's ratio. Each contrast's interval is at ``alpha`` over
     the family of the k shares and the k(k−1)/2 interactions (Bonferroni); a contrast the
     runs cannot estimate (cells lost to failed runs) is None with why."""
@@ -160,3 +177,60 @@ def as_ratio(e: dict[str, float] | None, threshold: float) -> dict[str, Any] | N
                else "no difference" if 1 / (1 + threshold) <= lo and hi <= 1 + threshold
                else "inconclusive")  # fmt: skip
     return {"ratio": math.exp(e["log"]), "low": lo, "high": hi, "verdict": verdict}
+
+
+def look_levels(reps: int, alpha: float, early: bool = True) -> dict[int, float]:
+    """Replicates at which the factorial looks → the level of that look's fit: the gate's
+    looks (``compare.stats.look_levels``) from ``FIRST_LOOK`` to ``reps``, early looks sharing
+    a fifth of alpha, the last the rest; without ``early`` (``--fixed``) one look at ``reps``.
+    The levels add up to ``alpha`` (the union bound over the looks)."""
+    return gate_looks(min(FIRST_LOOK, reps), reps, alpha, early)
+
+
+def states(est: dict[str, Any] | None, threshold: float) -> list[str]:
+    """Each group's state at a look, from its share's interval (log scale): "decided" (it
+    excludes 0), "negligible" (within ±log(1 + threshold)), else "open" (also when the runs
+    cannot estimate it yet)."""
+    if est is None:
+        return []
+    band = math.log1p(threshold)
+    out = []
+    for g in est["groups"]:
+        e = g["share"]
+        if e is None or not math.isfinite(e["low"]) or not math.isfinite(e["high"]):
+            out.append("open")
+        elif e["low"] > 0 or e["high"] < 0:
+            out.append("decided")
+        elif -band <= e["low"] and e["high"] <= band:
+            out.append("negligible")
+        else:
+            out.append("open")
+    return out
+
+
+def sequential(
+    block: Callable[[int], list[Row]], k: int, whole: float, alpha: float, threshold: float,
+    reps: int, early: bool = True,
+) -> dict[str, Any]:  # fmt: skip
+    """Run replicate after replicate (``block(r)``: replicate r's rows) and fit at each look
+    of ``look_levels`` until every group is known (``states``) or ``reps`` are run. The last
+    look's fit (None when its runs cannot be fitted) with ``stopped`` (why), ``replicates``
+    (run), ``most`` (``reps``), ``looks`` (each look's replicates, level and states) and
+    ``levels``."""
+    levels = look_levels(reps, alpha, early)
+    rows: list[Row] = []
+    seen: list[dict[str, Any]] = []
+    est, why, n = None, "most replicates", 0
+    for n in range(1, reps + 1):
+        rows += block(n - 1)
+        if n not in levels:
+            continue
+        ok = [(r, c, v) for r, c, v in rows if v is not None]
+        est = fit(ok, k, whole, levels[n]) if len(ok) > 1 else None
+        now = states(est, threshold)
+        seen.append({"replicates": n, "level": levels[n], "states": now})
+        if now and all(s != "open" for s in now):
+            why = "every group decided or negligible"
+            break
+    return {"fit": est, "stopped": why, "replicates": n, "most": reps, "looks": seen,
+            "levels": {str(r): v for r, v in levels.items()}}  # fmt: skip

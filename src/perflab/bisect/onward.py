@@ -215,6 +215,8 @@ def _together_head(d: dict[str, Any]) -> str:
     failed = f" ({d['failed_runs']} failed)" if d["failed_runs"] else ""
     level = f", intervals at level {d['level']:.2g}" if d["level"] is not None else ""
     cells = f"{d['cells']} cells × {d['replicates']} replicates = {d['runs']} runs"
+    if d.get("stopped"):  # the looks (factorial.sequential): why the replicates ended
+        cells += f" (stopped: {d['stopped']}, {d['most_replicates']} replicates at most)"
     if d["groups"] == 1:
         return f"; measured: the culprit against it reverted, {cells}{failed}{level}"
     return f"; the {d['groups']} largest measured together: {d['design']}, {cells}{failed}{level}"

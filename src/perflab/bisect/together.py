@@ -2,8 +2,9 @@
 over its largest groups, each cell the culprit with some groups reverted to the commit before
 (explain's transforms, through ``prepare``), every cell run once per replicate in a random
 order, and each group's share, its effect alone and every two-way interaction estimated with
-intervals (``factorial.fit``). The runs are kept in the search's state file, one by one: a
-rerun goes on where it stopped."""
+intervals (``factorial.fit``), look by look: the replicates stop once every group's effect is
+decided or negligible (``factorial.sequential``). The runs are kept in the search's state
+file, one by one: a rerun goes on where it stopped."""
 
 from __future__ import annotations
 
@@ -68,11 +69,17 @@ def measure_together(
     reps = fx.replicates(k, len(d), settings.n_max)
     names = [g.name for g in kept]
     say(f"hunk groups of {culprit['key'][:10]} together: {fx.design_name(k)}, {len(d)} cells "
-        f"× {reps} replicates = {len(d) * reps} runs")  # fmt: skip
+        f"× up to {reps} replicates = {len(d) * reps} runs at most")  # fmt: skip
     key = f"together:{culprit['key']}:{'|'.join(names)}:{reps}"
-    rows = _runs(d, reps, key, (culprit_ready, kept, package, prepare, cells), settings, state,
-                 run or run_one, say, tally or Tally())  # fmt: skip
-    return _estimates(kept, out_of, d, reps, rows, culprit, settings)
+    block = Replicates(d, reps, key, (culprit_ready, kept, package, prepare, cells), settings,
+                       state, run or run_one, say, tally or Tally())  # fmt: skip
+    whole = math.log(culprit["step"]["ratio"])
+    seq = fx.sequential(block, k, whole, settings.alpha, settings.threshold, reps,
+                        not settings.fixed)  # fmt: skip
+    if block.made == 0:  # every run this needed was kept from before
+        state.reused += 1
+    rows = [row for row in block.rows if row[0] < seq["replicates"]]
+    return _estimates(kept, out_of, d, rows, seq, culprit, settings)
 
 
 def _cell(
@@ -87,48 +94,55 @@ def _cell(
     return prepare(replace(spec, transforms=[*spec.transforms, *added]))
 
 
-def _runs(
-    d: Any, reps: int, key: str, how: tuple[Prepared, list[Group], str, Any, dict],
-    settings: Settings, state: State, run: RunOne, say: Callable[[str], None], tally: Tally,
-) -> list[list[Any]]:  # fmt: skip
-    """Every cell once per replicate, each replicate in its own random order (seeded by the
-    key: a rerun runs the same order and goes on where it stopped). Rows: [replicate, cell,
-    value or None]."""
-    culprit_ready, kept, package, prepare, cells = how
-    kept_rows = state.data.setdefault("together", {}).setdefault(key, [])
-    done = {(r, c) for r, c, _ in kept_rows}
-    if len(done) == reps * len(d):
-        state.reused += 1
-    rng = random.Random(key)
-    for r in range(reps):
-        order = rng.sample(range(len(d)), len(d))
-        if all((r, c) in done for c in order):
-            continue
-        say(f"  replicate {r + 1}/{reps} of the hunk groups' cells; {tally.add(0)}")
-        for c in order:
+class Replicates:
+    """The cells' runs, one replicate at a time (``factorial.sequential``'s ``block``): each
+    replicate runs every cell once in its own random order (seeded by the key: a rerun runs
+    the same order and goes on where it stopped), each run kept in the state as made. ``rows``:
+    [replicate, cell, value or None]; ``made``: the runs made here (not kept from before)."""
+
+    def __init__(
+        self, d: Any, reps: int, key: str, how: tuple[Prepared, list[Group], str, Any, dict],
+        settings: Settings, state: State, run: RunOne, say: Callable[[str], None], tally: Tally,
+    ) -> None:  # fmt: skip
+        self.d, self.reps, self.how, self.settings, self.state = d, reps, how, settings, state
+        self.run, self.say, self.tally, self.made = run, say, tally, 0
+        self.rows: list[list[Any]] = state.data.setdefault("together", {}).setdefault(key, [])
+        rng = random.Random(key)
+        self.orders = [rng.sample(range(len(d)), len(d)) for _ in range(reps)]
+
+    def __call__(self, r: int) -> list[fx.Row]:
+        """Replicate ``r``'s rows, its runs made where not kept."""
+        culprit_ready, kept, package, prepare, cells = self.how
+        done = {(rr, c) for rr, c, _ in self.rows}
+        if not all((r, c) in done for c in self.orders[r]):
+            self.say(f"  replicate {r + 1} (of {self.reps} at most) of the hunk groups' "
+                     f"cells; {self.tally.add(0)}")  # fmt: skip
+        for c in self.orders[r]:
             if (r, c) in done:
                 continue
-            on = tuple(i for i, x in enumerate(d[c]) if x)
+            on = tuple(i for i, x in enumerate(self.d[c]) if x)
             if on not in cells:
                 try:
                     cells[on] = _cell(culprit_ready, [kept[i] for i in on], package, prepare)
                 except PerflabError:
                     cells[on] = None  # the cell is lost: its runs count as failed
-            value = run(cells[on], settings.metric) if cells[on] is not None else None
-            kept_rows.append([r, c, value])
-            state.save()
-            tally.add(1)
-    return kept_rows
+            value = self.run(cells[on], self.settings.metric) if cells[on] is not None else None
+            self.rows.append([r, c, value])
+            self.state.save()
+            self.tally.add(1)
+            self.made += 1
+        return [(rr, [int(x) for x in self.d[c]], v) for rr, c, v in self.rows if rr == r]
 
 
 def _estimates(
-    kept: list[Group], out_of: list[dict[str, Any]], d: Any, reps: int, rows: list[list[Any]],
-    culprit: dict[str, Any], settings: Settings,
+    kept: list[Group], out_of: list[dict[str, Any]], d: Any, rows: list[list[Any]],
+    seq: dict[str, Any], culprit: dict[str, Any], settings: Settings,
 ) -> dict[str, Any]:  # fmt: skip
-    """The groups' entries, the interactions and the design, from the runs."""
+    """The groups' entries, the interactions and the design, from the runs and the last
+    look's fit (``seq``: ``factorial.sequential``'s answer)."""
     k, whole = len(kept), math.log(culprit["step"]["ratio"])
-    ok = [(r, [int(x) for x in d[c]], v) for r, c, v in rows if v is not None]
-    est = fx.fit(ok, k, whole, settings.alpha) if len(ok) > 1 else None
+    est = seq["fit"]
+    failed = sum(v is None for _, _, v in rows)
     lost = "unassessable: the runs that were measured cannot estimate it (failed runs)"
     groups = []
     for i, g in enumerate(kept):
@@ -153,8 +167,10 @@ def _estimates(
                **(fx.as_share(it["effect"], whole) or {})}  # fmt: skip
         inter.append({"groups": pair, **got} if got else {"groups": pair, "not_measured": lost})
     design = {
-        "design": fx.design_name(k), "groups": k, "cells": len(d), "replicates": reps,
-        "runs": len(rows), "failed_runs": len(rows) - len(ok),
+        "design": fx.design_name(k), "groups": k, "cells": len(d),
+        "replicates": seq["replicates"], "most_replicates": seq["most"],
+        "stopped": seq["stopped"], "looks": seq["looks"],
+        "runs": len(rows), "failed_runs": failed,
         "level": est["level"] if est else None, "df": est["df"] if est else None,
         "aliasing": ALIASING if k > 1 else "one group: no interaction",
         "total": fx.as_share(est["total"], whole) if est else None,

@@ -21,6 +21,12 @@ from perflab.errors import PerflabError
 from perflab.options import Opt, check_options
 from perflab.tasks import CommandTasks, FuturesLoop, ManagerLoop
 
+#: In the run directory: the measured process's own account of why it failed (an engine
+#: that saw its task system die), which the record's error leads with.
+FAILURE_FILE = "failure.txt"
+#: The measured process's exit code when it ends itself after writing ``FAILURE_FILE``.
+FAILURE_EXIT = 3
+
 
 class Engine:
     """A task system under test.

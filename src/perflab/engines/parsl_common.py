@@ -128,6 +128,7 @@ class ParslEngine(ExecutorEngine):
         config = load_config_file(self.parsl_config) if self.parsl_config else self.build_config()
         config.run_dir = str(self.run_dir / "runinfo")
         self.tune(config)
+        self.arm(config)
         self.workers_from = where_workers_run(config)
         began = time.monotonic()
         self.dfk = parsl.load(config)
@@ -136,6 +137,10 @@ class ParslEngine(ExecutorEngine):
 
     def tune(self, config: Any) -> None:
         """Apply explicitly given options to a user-supplied config (hook for subclasses)."""
+
+    def arm(self, config: Any) -> None:
+        """Start what watches the config's processes from load to shutdown (hook for
+        subclasses: HTEX's interchange)."""
 
     def record_env(self) -> dict[str, Any]:
         return {"parsl": getattr(self, "workers_from", {})}

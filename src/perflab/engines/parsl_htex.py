@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from perflab.engines import ENGINES
 from perflab.engines.affinity import cpu_list, role_cores, worker_affinity
+from perflab.engines.htex_watch import InterchangeWatch
 from perflab.engines.loopback import Relay, free_port
 from perflab.engines.parsl_common import LOGGING_HELP, ParslEngine, log_config
 from perflab.errors import PerflabError, insecure_refusal
@@ -125,11 +126,25 @@ class HtexEngine(ParslEngine):
 
     def start(self) -> None:
         self.relays: list[Relay] = []
+        self.watch: InterchangeWatch | None = None
         super().start()
 
+    def arm(self, config: Any) -> None:
+        """A dead interchange fails the run at once, with its cause (``htex_watch``)."""
+        from parsl.executors import HighThroughputExecutor
+
+        htex = [ex for ex in config.executors if isinstance(ex, HighThroughputExecutor)]
+        if htex:
+            self.watch = InterchangeWatch(htex, self.run_dir)
+            self.watch.start()
+
     def shutdown(self) -> None:
-        """Parsl first (its pools talk through the relays), then the relays, by PID."""
+        """Parsl first (its pools talk through the relays), then the relays, by PID; the
+        interchange's watch before all (the shutdown ends the interchange)."""
         try:
+            watch = getattr(self, "watch", None)
+            if watch is not None:
+                watch.stop()
             if hasattr(self, "dfk"):
                 super().shutdown()
         finally:

@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from perflab.engines.base import FAILURE_FILE
 from perflab.hook import judge, judge_releases, program_logs, read_facts, task_count
 from perflab.run import phases
 from perflab.run.blackbox import ScoreError, parse_score
@@ -39,6 +40,15 @@ def _tail(path: Path) -> str:
     except OSError:
         return ""
     return data.decode(errors="replace").strip()
+
+
+def _own_cause(run_dir: Path) -> str:
+    """What the measured process said of its own failure (``FAILURE_FILE``: an engine that
+    saw its task system die), or ""."""
+    try:
+        return (run_dir / FAILURE_FILE).read_text(errors="replace")[:STDERR_TAIL].strip()
+    except OSError:
+        return ""
 
 
 def disk_full(run_dir: Path, error: str) -> str | None:
@@ -100,7 +110,8 @@ def _fill(r: Draft, spec: RunSpec, sup: dict[str, Any], run_dir: Path) -> None:
         return
     if sup.get("returncode") != 0:
         r["status"] = "failed"
-        r["error"] = f"exit code {sup.get('returncode')}\n{stderr_tail}".strip()
+        said = (_own_cause(run_dir), f"exit code {sup.get('returncode')}", stderr_tail)
+        r["error"] = "\n".join(x for x in said if x)
         cause = disk_full(run_dir, r["error"])
         if cause:
             _infrastructure(r, cause, r["error"])
