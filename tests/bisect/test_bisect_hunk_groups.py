@@ -62,7 +62,7 @@ def _trees(root: Path) -> tuple[Path, Path]:
 
 
 def _fake_compare(seen: list[RunSpec]) -> Any:
-    def compare(a: Side, b: Side, settings: Settings, level: float, *_: Any) -> Any:
+    def compare(a: Side, b: Side, settings: Settings, level: float, *_: Any, **__: Any) -> Any:
         seen.append(b.spec)
         a.values.extend([1.0] * 3)
         b.values.extend([0.9] * 3)

@@ -22,7 +22,7 @@ from perflab.spec import RunSpec
 
 
 def _fake_compare(seen: list[RunSpec], ratio: float) -> Any:
-    def compare(a: Side, b: Side, settings: Settings, level: float, *_: Any) -> Any:
+    def compare(a: Side, b: Side, settings: Settings, level: float, *_: Any, **__: Any) -> Any:
         seen.append(b.spec)
         a.values.extend([1.0] * 4)
         b.values.extend([ratio] * 4)

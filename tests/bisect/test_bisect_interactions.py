@@ -76,7 +76,7 @@ def test_one_at_a_time_gives_each_group_the_whole_step_and_no_interaction(
     trees, ready, culprit = _setup(tmp_path, monkeypatch)
     rng = np.random.default_rng(0)
 
-    def compare(a: Side, b: Side, *_: Any) -> Any:
+    def compare(a: Side, b: Side, *_: Any, **__: Any) -> Any:
         a.values.extend(_cost(1, 1, rng) for _ in range(8))
         b.values.extend(_cost(*_switches(b.spec, b.prepared), rng) for _ in range(8))
         logs = np.log(b.values) - np.log(a.values)
@@ -183,7 +183,7 @@ def test_more_groups_than_a_fraction_holds_are_measured_one_at_a_time_and_said_s
         trees.append(tmp_path / name)
     seen: list[RunSpec] = []
 
-    def compare(a: Side, b: Side, *_: Any) -> Any:
+    def compare(a: Side, b: Side, *_: Any, **__: Any) -> Any:
         seen.append(b.spec)
         a.values.extend([1.0] * 3)
         b.values.extend([0.9] * 3)
@@ -209,7 +209,7 @@ def test_with_precision_each_revert_is_a_planned_comparison_and_said_so(
     trees, ready, culprit = _setup(tmp_path, monkeypatch)
     seen: list[float] = []
 
-    def compare(a: Side, b: Side, settings: Settings, level: float, *_: Any) -> Any:
+    def compare(a: Side, b: Side, settings: Settings, level: float, *_: Any, **__: Any) -> Any:
         seen.append(level)
         d = SimpleNamespace(ratio=0.85, ci_low=0.8, ci_high=0.9, verdict="faster")
         a.values.extend([1.0] * 3)

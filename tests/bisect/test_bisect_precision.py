@@ -4,9 +4,11 @@ stands in for the runs (nothing starts)."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -121,3 +123,80 @@ def test_a_search_without_a_target_keeps_its_state_file_name(tmp_path: Path) -> 
 
     assert path() == path(max_time_s=60.0)
     assert path() != path(precision=0.03) != path(precision=0.03, max_time_s=60.0)
+
+
+class TreeMachine(Machine):
+    """The Machine, each commit's cost read from the tree it was built from (``--build
+    tree`` puts it in the spec's sources): ``COST`` of ``toybis/core.py``."""
+
+    def __call__(self, spec: RunSpec | Prepared) -> RunRecord:
+        spec = spec.spec if isinstance(spec, Prepared) else spec
+        self.windows.add(spec.tasks)
+        # the tree is in the sources (--build tree) or the package requirement (venv)
+        tree = re.search(r"/[^\"']*/bisect/trees/[0-9a-f]{40}", json.dumps(asdict(spec)))
+        assert tree is not None
+        core = (Path(tree.group(0)) / "toybis" / "core.py").read_text()
+        cost = float(core.split("COST = ", 1)[1].split()[0])
+        n = spec.tasks or 1000
+        value = 100 * cost * math.exp(self.rng.normal(0, math.sqrt(PARTS.var_run(n))))
+        return RunRecord("r", "", "", spec.target, spec.workload, "ok", tasks=n,
+                         wall_s=value * n / 1e6, us_per_task=value)  # fmt: skip
+
+
+def test_the_cli_bisects_commits_with_precision_planned_from_stored_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`perflab bisect --precision 5%` as a user runs it: the parts stored for the benchmark
+    plan each comparison (printed), every run is at a planned window, and the culprit is
+    found with its interval; nothing starts (the Machine stands in for the runs)."""
+    repo = tmp_path / "clone"
+    shas = make_repo(repo, n=5, planted={3: 1.5})
+    home = tmp_path / "home"
+    home.mkdir()
+    _stored(home)
+    machine = TreeMachine(2)
+    monkeypatch.setattr(pc, "measure", machine)
+    args = ["bisect", "--package", "toybis", "--good", shas[0], "--bad", shas[-1], "--repo",
+            str(repo), "--build", "tree", "-t", "parsl-htex", "-w", "noop",
+            "--precision", "5%", "--json"]  # fmt: skip
+    res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(home)})
+    assert res.exit_code == 0, res.output
+    assert "plan: " in res.stderr and "expected CI" in res.stderr
+    (stage,) = json.loads(res.stdout)["stages"]
+    assert stage["outcome"] == "found"
+    (c,) = stage["culprits"]
+    assert c["key"] == shas[3]
+    assert c["step"]["precision"]["target"] == 0.05
+    assert c["step"]["low"] < 1.5 < c["step"]["high"]
+    assert None not in machine.windows and min(machine.windows) >= pp.WINDOW_BOUNDS[0]
+    # the comparison it prints to reproduce the culprit is planned as the search's were
+    assert "--precision 5%" in c["reproduce"][1] and "--time" not in c["reproduce"][1]
+
+
+def test_explain_with_precision_plans_each_revert_from_the_base_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bisect --explain --precision` with commits built into venvs: a culprit's spec (and a
+    revert's) carries its tree as a package requirement, which the parts' signature does not
+    hold; each revert is planned from the base's parts, as the search's comparisons are,
+    instead of stopping after the search with "no measured variance parts". A stand-in
+    prepare builds nothing; the Machine measures (a revert here changes nothing it sees)."""
+    import perflab.cli.bisect as cb
+
+    repo = tmp_path / "clone"
+    shas = make_repo(repo, n=3, planted={2: 1.5})
+    home = tmp_path / "home"
+    home.mkdir()
+    _stored(home)
+    monkeypatch.setattr(pc, "measure", TreeMachine(3))
+    monkeypatch.setattr(cb, "prepare", lambda spec: Prepared(spec, sys.executable))
+    args = ["bisect", "--package", "toybis", "--good", shas[0], "--bad", shas[-1], "--repo",
+            str(repo), "-t", "parsl-htex", "-w", "noop", "--precision", "10%", "--explain",
+            "--json"]  # fmt: skip
+    res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(home)})
+    assert res.exit_code == 0, res.output
+    (stage,) = json.loads(res.stdout)["stages"]
+    (c,) = stage["culprits"]
+    measured = [g for g in c["hunk_groups"] if "ratio" in g]
+    assert measured, c["hunk_groups"]
+    assert all(0.8 < g["ratio"] < 1.25 for g in measured)  # the stand-in reverts nothing

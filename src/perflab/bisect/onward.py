@@ -54,13 +54,17 @@ def explain_culprit(
     on_step: Callable[[str], None] | None = None,
     most: int = MOST_MEASURED,
     tally: Tally | None = None,
+    base: RunSpec | None = None,
 ) -> dict[str, Any]:
     """The culprit's ``most`` largest hunk groups measured together (``together``: a
     factorial, each group's share, its effect alone and every two-way interaction with
     intervals) when there are at most ``factorial.MOST_GROUPS`` of them; more (or with
     ``--precision``) are measured one at a time (``measure_hunks``), their interactions said
     unassessable. The rest are
-    listed. ``{"hunk_groups", "hunk_interactions", "hunk_design"}``."""
+    listed. ``base``: the spec the points were made from, whose stored parts plan each
+    revert with ``--precision`` (as they plan the search's comparisons; the culprit's own
+    spec holds its build, which the parts' signature does not). ``{"hunk_groups",
+    "hunk_interactions", "hunk_design"}``."""
     from perflab.bisect.factorial import MOST_GROUPS
     from perflab.bisect.together import measure_together
 
@@ -75,7 +79,7 @@ def explain_culprit(
                    f"fraction over {len(measured)} groups is not built beyond "
                    f"{MOST_GROUPS})")  # fmt: skip
         out = measure_hunks(culprit, culprit_ready, trees, package, settings, state, prepare,
-                            on_step, most)  # fmt: skip
+                            on_step, most, base)  # fmt: skip
         design = {"design": "one at a time", "why": why} if measured else None
         return {"hunk_groups": out, "hunk_interactions": [], "hunk_design": design}
     got = measure_together(culprit, culprit_ready, measured, package, settings, state, prepare,
@@ -98,6 +102,7 @@ def measure_hunks(
     prepare: Callable[[RunSpec], Prepared],
     on_step: Callable[[str], None] | None = None,
     most: int = MOST_MEASURED,
+    base: RunSpec | None = None,
 ) -> list[dict[str, Any]]:
     """Each of the culprit's ``most`` largest hunk groups measured: the culprit's
     spec with the group reverted to the commit before (explain's transforms), paired against
@@ -115,7 +120,8 @@ def measure_hunks(
         if key not in state.data.setdefault("hunks", {}):
             if on_step:
                 on_step(f"measuring hunk group {g.name} of {culprit['key'][:10]} (reverted)")
-            state.data["hunks"][key] = _revert(g, culprit_ready, package, settings, level, prepare)
+            state.data["hunks"][key] = _revert(g, culprit_ready, package, settings, level, prepare,
+                                               base)  # fmt: skip
             state.save()
         else:
             state.reused += 1
@@ -138,8 +144,10 @@ def _revert(
     settings: Settings,
     level: float,
     prepare: Callable[[RunSpec], Prepared],
+    base: RunSpec | None = None,
 ) -> dict[str, Any]:
-    """One paired comparison: the culprit (A) against the culprit with ``g`` reverted (B)."""
+    """One paired comparison: the culprit (A) against the culprit with ``g`` reverted (B);
+    with ``--precision`` planned from ``base``'s stored parts."""
     added = [{**t, "factor": g.name} for t in g.transforms(package)]
     spec_b = culprit_ready.spec
     try:
@@ -148,7 +156,7 @@ def _revert(
         return {"not_measured": f"the revert does not apply: {exc}"}
     a = Side("culprit", spec_b, prepared=culprit_ready)
     b = Side(f"reverted {g.name}", reverted.spec, prepared=reverted)
-    cmp = compare_points(a, b, settings, level)
+    cmp = compare_points(a, b, settings, level, base=base)
     if cmp.failed is not None or cmp.decision is None:
         lines = [ln for ln in ((cmp.failed.error if cmp.failed else "") or "").splitlines() if ln]
         return {"not_measured": f"does not run: {lines[-1] if lines else 'failed'}"}

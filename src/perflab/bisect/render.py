@@ -11,14 +11,22 @@ from perflab.bisect.search import Search
 from perflab.spec import RunSpec
 
 
-def what_args(spec: RunSpec, metric: str) -> list[str]:
-    """The options that name the benchmark a bisection measured (for the commands it prints)."""
+def what_args(
+    spec: RunSpec, metric: str, precision: float | None = None, max_time_s: float | None = None
+) -> list[str]:
+    """The options that name the benchmark a bisection measured (for the commands it prints);
+    with ``precision`` its comparisons were planned, and so is the one printed (``compare
+    --precision``, with ``max_time_s`` when given), not sized by the base's window."""
     what = (
         ["--command", shlex.quote(spec.command)]
         if spec.command
         else ["--target", spec.target, "--workload", str(spec.workload)]
     )
-    if spec.tasks:
+    if precision is not None:
+        what += ["--precision", f"{precision * 100:g}%"]
+        if max_time_s is not None:
+            what += ["--max-time", f"{max_time_s:g}"]
+    elif spec.tasks:
         what += ["--tasks", str(spec.tasks)]
     elif spec.time_s:
         what += ["--time", str(spec.time_s)]

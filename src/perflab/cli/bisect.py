@@ -136,6 +136,16 @@ def _settings(o: dict[str, Any]) -> Settings:
                     o["max_culprits"], o["build"], precision, max_time)  # fmt: skip
 
 
+def _what(base: RunSpec, settings: Settings) -> list[str]:
+    """The benchmark's options for a printed `perflab compare`; planned as the search was."""
+    from perflab.compare.planned import DEFAULT_MAX_TIME_S
+
+    if settings.precision is None:
+        return what_args(base, settings.metric)
+    budget = None if settings.max_time_s == DEFAULT_MAX_TIME_S else settings.max_time_s
+    return what_args(base, settings.metric, settings.precision, budget)
+
+
 def _is_release(end: str, repo: Path | None) -> bool:
     """A release end: a version (and, with a clone, one of its tags names it)."""
     return as_version(end) is not None and (repo is None or release_tag(repo, end) is not None)
@@ -175,7 +185,7 @@ def _releases(o: dict, base: RunSpec, settings: Settings, repo: Path | None, res
                     f"{package}=={c['before']}",
                     "--package-b",
                     f"{package}=={c['key']}",
-                    *what_args(base, settings.metric),
+                    *_what(base, settings),
                 ]
             )
         ]
@@ -207,20 +217,21 @@ def _commits(o: dict, base: RunSpec, settings: Settings, repo: Path, ends: tuple
         c["reproduce"] = [
             f"git -C {repo} show {c['key'][:12]}",
             " ".join(["perflab", "compare", "--source-a", str(trees[0]), "--source-b",
-                      str(trees[1]), *what_args(base, settings.metric)]),
+                      str(trees[1]), *_what(base, settings)]),
         ]  # fmt: skip
         if o["explain_hunks"]:
             most = MOST_MEASURED if o["hunk_groups"] is None else o["hunk_groups"]
             _explain(c, points[c["index"]], (repo, cache), o["package"], settings, state, say,
-                     (most, o["tally"]))  # fmt: skip
+                     (most, o["tally"]), base)  # fmt: skip
             result["reused"] += state.reused
             state.reused = 0
     result["stages"].append(st)
 
 
 def _explain(c: dict, point: Point, where: tuple[Path, Path], package: str, settings: Settings,
-             state: State, say: Any, how: tuple[int, Tally]) -> None:  # fmt: skip
-    """The culprit commit's hunk groups measured together, a factorial (``--explain``)."""
+             state: State, say: Any, how: tuple[int, Tally], base: RunSpec) -> None:  # fmt: skip
+    """The culprit commit's hunk groups measured together, a factorial (``--explain``); with
+    --precision each revert is planned from ``base``'s stored parts, as the search was."""
     from perflab.bisect.onward import explain_culprit, hunk_lines
 
     repo, cache = where
@@ -228,7 +239,7 @@ def _explain(c: dict, point: Point, where: tuple[Path, Path], package: str, sett
     trees = (git_.tree(repo, c["before"], cache), git_.tree(repo, c["key"], cache))
     culprit_ready = point.prepared or point.make()
     c.update(explain_culprit(c, culprit_ready, trees, package, settings, state, prepare, say,
-                             *how))  # fmt: skip
+                             *how, base))  # fmt: skip
     c["hunk_groups_measured"] = how[0]
     c["hunks"] = hunk_lines(c["hunk_groups"], 8, c["hunk_design"], c["hunk_interactions"])
 

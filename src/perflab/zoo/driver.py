@@ -10,7 +10,15 @@ from typing import Any
 from perflab.campaign.plan import run_campaign
 from perflab.campaign.store import Store
 from perflab.errors import PerflabError
-from perflab.zoo.suite import ZOO_DESIGN, ZooConfig, create_zoo, default_name, scoreboard
+from perflab.zoo.suite import (
+    ZOO_DESIGN,
+    ZooConfig,
+    create_zoo,
+    default_name,
+    plan_items,
+    scoreboard,
+    slots_of,
+)
 
 #: Runs what is planned of a campaign; returns its counts (``run_campaign`` by default; the
 #: CLI's shows a progress bar).
@@ -44,6 +52,8 @@ def run_zoo(
         raise PerflabError(f"--basis must be one of {', '.join(BASES)}; --threshold in (0, 1)")
     name = name or default_name(prefix)
     if name not in store.campaign_names():
+        if precision is not None:  # a target out of reach is refused before the pilot
+            _foresee(cfg, precision, max_time_s, say)
         create_zoo(store, name, cfg, seed)
     elif store.campaign(name).design != ZOO_DESIGN:
         raise PerflabError(f"campaign {name!r} exists and is not a zoo")
@@ -67,3 +77,20 @@ def run_zoo(
     table, rows = scoreboard(store, name, threshold, basis)
     out = {"name": name, "counts": counts, "table": table, "rows": rows}
     return {**out, "precision": reached} if reached else out
+
+
+def _foresee(
+    cfg: ZooConfig, precision: float, max_time_s: float, say: Callable[[str], None] | None
+) -> None:
+    """What ``--precision`` costs as far as it is known before the pilot (``zoo.foresee``):
+    printed, or bad input when out of reach."""
+    from perflab.files import perflab_home
+    from perflab.zoo.adaptive import MAX_ROUNDS
+    from perflab.zoo.foresee import before_pilot
+
+    searching = cfg.adaptive and "metg" in cfg.kinds
+    search = MAX_ROUNDS * len(cfg.targets) * cfg.replicates if searching else 0
+    line = before_pilot(plan_items(cfg), cfg.replicates, precision, max_time_s, cfg.timeout_s,
+                        slots_of(cfg.workers), perflab_home(), search)  # fmt: skip
+    if say:
+        say(line)
