@@ -8,6 +8,7 @@ import pytest
 
 from perflab.tune import reduce as reduce_mod
 from perflab.tune.final import TuneResult
+from perflab.tune.knockout import Evidence
 from perflab.tune.reduce import reduce, shown_needed
 from perflab.tune.render import render
 from perflab.tune.truths import TRUTHS
@@ -86,3 +87,18 @@ def test_spare_runs_split_the_group_before_anything_else() -> None:
         false += bool(rec & (set(WEAK) - {"g"}))
         found += "g" in rec
     assert found >= 5 and false <= 1, (found, false)
+
+
+def test_a_group_kept_inconclusive_names_the_group_for_each_member() -> None:
+    """Seen in the real HTEX tune at 300 runs: two members always dropped together, kept for
+    too few runs. Each unresolved entry names the group and says the figures are the group's."""
+    from perflab.tune.knockout import _reason
+
+    why = _reason(True, "inconclusive", (0.913, 0.769, 1.084), 1.0, 111, 0, "blind")
+    both = Evidence(["a", "b"], True, "inconclusive", 0.913, 0.769, 1.084, 0.978, 111, why)
+    res = TuneResult(["c"], None, 0, [], [], evidence=[both], fastest=["a", "b", "c"])
+    out = res.to_dict()["unresolved"]
+    assert [u["factor"] for u in out] == ["a", "b"]
+    for u in out:
+        assert u["group"] == ["a", "b"]
+        assert u["reason"].startswith("kept with {a, b}, not resolved apart: ")

@@ -356,7 +356,7 @@ def group_units(units: list[Unit], vocab_b: set[str] | None = None) -> list[Grou
         members.setdefault(find(u.key), []).append(u)
     out = []
     for _root, us in sorted(members.items()):
-        why = "; ".join(r for u in us for r in reasons.get(u.key, []))
+        why = "; ".join(dict.fromkeys(r for u in us for r in reasons.get(u.key, [])))
         if any(u.kind == "lost" for u in us):
             why = (why + "; " if why else "") + "brings back functions B removed"
         out.append(Group(factor_name(us), us, why if len(us) > 1 else ""))

@@ -86,9 +86,12 @@ class TuneResult:
                 {
                     "factor": f,
                     "verdict": e.verdict,
-                    "group": e.group,
+                    # a group judged as one: its figures are the group's, never the member's
+                    "group": e.group or (e.factors if len(e.factors) > 1 else None),
                     "runs_to_resolve": resolve_runs(e, self.evidence),
-                    "reason": e.reason,
+                    "reason": e.reason
+                    if len(e.factors) == 1
+                    else f"kept with {{{', '.join(e.factors)}}}, not resolved apart: {e.reason}",
                 }
                 for e in self.evidence
                 if e.kept

@@ -42,8 +42,7 @@ from perflab.tune.spending import ALPHA, LOOKS, ordered_tests
 THRESHOLD = 0.02
 #: The level of a look that brought no share of its own (Bonferroni over the looks).
 LOOK_ALPHA = bonferroni_level(ALPHA, LOOKS)
-#: Each knock-out run drops each member with this probability (near the set: state-dependent
-#: factors are judged where the set is, not in much slower sets).
+#: Each knock-out run drops each member with this chance: state dependence is judged near the set.
 DROP_P = 0.25
 #: A search run is borrowed if it differs from the set in at most this many groups or factors
 #: (each other factor a column of the local model): near the pick, where a factor that helps
@@ -295,6 +294,7 @@ def look(
         kept = verdict == "slower" or (verdict == "inconclusive" and bool(doubt))
         r, lo_r, hi_r = math.exp(cost[j]), math.exp(lo), math.exp(hi)
         why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt, alpha)
+        why = why if len(g) == 1 else why.replace("without it", f"without all {len(g)}", 1)
         out.append(Evidence(g, kept, verdict, r, lo_r, hi_r, 1 - 2 * alpha, n, why))
     return out
 
@@ -373,7 +373,8 @@ def _reason(
 ) -> str:
     r, lo, hi = ratio
     level = f"{1 - 2 * alpha:.1%}"  # the look's level: its ends are the tests
-    ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, adjusted p {p:.3g}, {n} runs"
+    ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, adjusted p(slower) "
+    ci += f"{p:.3g}, {n} runs"  # p of the one test made: is the set slower without it?
     ci += f", {n_out} outlier(s) left out" if n_out else ""
     if kept and verdict == "slower":
         return f"kept: the set is slower without it ({ci})"
