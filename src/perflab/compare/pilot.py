@@ -222,10 +222,14 @@ def estimate(
 
 
 def trusted(windows: tuple[int, ...], bounds: tuple[int, int] = WINDOW_BOUNDS) -> tuple[int, int]:
-    """The windows a pick may go to: the pilots' range widened 4× each way, within
-    ``bounds`` (the model is a straight line in 1/n; far outside its points it is a guess)."""
+    """The windows a pick may go to: from the shortest pilot window (never below it) to the
+    longest widened 4×, within ``bounds``. The model is a straight line in 1/n; below its
+    points a window has noise the pilots never saw: on parsl-htex, CPU per task at 125 tasks
+    varied 8× more than at 500 (CPU ticks and the window's edges weigh more in a short
+    window), and a comparison planned at ±9.2 % there reached ±20 % (docs/precision.md)."""
     lo, hi = bounds
-    return max(lo, min(windows) // 4), max(max(lo, min(windows) // 4), min(hi, max(windows) * 4))
+    low = max(lo, min(windows))
+    return low, max(low, min(hi, max(windows) * 4))
 
 
 def pick(fits: Sequence[Parts], bounds: tuple[int, int], points: int = 48) -> int:
