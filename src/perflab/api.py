@@ -121,7 +121,7 @@ def campaign_run(
 ) -> dict[str, int]:
     """``perflab campaign run``: run (or resume) campaign ``name``'s pending runs, each
     committed when it finishes; returns the counts. ``runner_options`` go to the runner
-    (``parsl_config`` for ``runner="parsl"``)."""
+    (``parsl_config`` for ``runner="parsl"``); ``on_start=f`` calls f once the lease is held."""
     from perflab.campaign.plan import run_campaign
 
     return run_campaign(open_store(store), name, runner, on_result, max_runs, **runner_options)

@@ -197,13 +197,15 @@ def run_campaign(
     runner: str | Runner = "local",
     on_result: OnResult | None = None,
     max_runs: int | None = None,
+    on_start: Callable[[], None] | None = None,
     **runner_options: Any,
 ) -> dict[str, int]:
     """Run a campaign's pending runs (resuming where it stopped); returns the counts.
 
     Each finished run (ok, failed or timeout) is committed at once; a duration budget stops
     this invocation between runs. ``runner_options`` go to the runner (e.g. ``parsl_config``)
-    unless it comes made by ``check_run``.
+    unless it comes made by ``check_run``. ``on_start`` is called once the campaign's lease
+    is held (a progress bar shown before it would precede another driver's refusal).
     """
     definition = store.campaign(name)
     if isinstance(runner, str):
@@ -214,6 +216,8 @@ def run_campaign(
     with lease.held(store, name, timeout_s) as note:
         if note:
             warnings.warn(note, stacklevel=2)
+        if on_start is not None:
+            on_start()
         pending = list(planned_specs(store, name))
         if max_runs is not None:
             pending = pending[:max_runs]

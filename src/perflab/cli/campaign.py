@@ -222,8 +222,8 @@ def campaign_run(
     chosen = api.campaign_check_run(name, runner, max_runs, store, **options)
     with shown_warnings():
         before = store.counts(name)  # the bar is on stderr: shown also with --json
-        with terminal.campaign_progress(name, before["planned"], before["done"]) as on_result:
-            counts = api.campaign_run(name, chosen, max_runs, on_result, store)
+        with terminal.campaign_progress(name, before["planned"], before["done"]) as bar:
+            counts = api.campaign_run(name, chosen, max_runs, bar[1], store, on_start=bar[0])
         if as_json:
             click.echo(json.dumps(counts))
         else:

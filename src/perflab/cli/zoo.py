@@ -204,8 +204,8 @@ def _config(o: dict[str, Any], targets: list[str], kinds: list[str]) -> ZooConfi
 
 def _round(store: Store, name: str) -> dict[str, int]:
     before = store.counts(name)  # the bar is on stderr: shown also with --json
-    with terminal.campaign_progress(name, before["planned"], before["done"]) as on_result:
-        return run_campaign(store, name, on_result=on_result)
+    with terminal.campaign_progress(name, before["planned"], before["done"]) as (start, on_result):
+        return run_campaign(store, name, on_result=on_result, on_start=start)
 
 
 def _run(cfg: ZooConfig, o: dict[str, Any], prefix: str) -> None:

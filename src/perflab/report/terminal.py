@@ -101,32 +101,32 @@ def print_factors(factors: list[Any]) -> None:
 @contextmanager
 def campaign_progress(
     name: str, planned: int, done: int
-) -> Iterator[Callable[[RunRecord, int, int], None]]:
-    """A progress bar with ETA and the fastest run so far; yields the per-run callback."""
-    columns = [
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    ]
+) -> Iterator[tuple[Callable[[], None], Callable[[RunRecord, int, int], None]]]:
+    """A progress bar with ETA and the fastest run so far; yields (start, the per-run
+    callback). The bar shows from ``start`` (once the campaign's lease is held: a driver
+    refused by another shows no bar) or the first result."""
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]  # fmt: skip
     best: list[float] = []
-    with Progress(*columns, console=err_console) as progress:
-        task = progress.add_task(name, total=planned, completed=done)
+    progress = Progress(*columns, console=err_console)
+    task = progress.add_task(name, total=planned, completed=done)
 
-        def on_result(rec: RunRecord, i: int, n: int) -> None:
-            if rec.status == "ok" and rec.us_per_task:
-                best.append(rec.us_per_task)
-            fastest = f"fastest {min(best):,.1f} µs/task" if best else "no ok run yet"
-            progress.update(task, advance=1, description=f"{name}  {fastest}")
-            if rec.status != "ok":
-                progress.console.print(
-                    f"[red]{rec.status}[/red] {escape(','.join(rec.treatments) or '-')}: "
-                    f"{escape((rec.error or '').splitlines()[0][:120] if rec.error else '')}"
-                )
+    def on_result(rec: RunRecord, i: int, n: int) -> None:
+        progress.start()  # idempotent
+        if rec.status == "ok" and rec.us_per_task:
+            best.append(rec.us_per_task)
+        fastest = f"fastest {min(best):,.1f} µs/task" if best else "no ok run yet"
+        progress.update(task, advance=1, description=f"{name}  {fastest}")
+        if rec.status != "ok":
+            progress.console.print(
+                f"[red]{rec.status}[/red] {escape(','.join(rec.treatments) or '-')}: "
+                f"{escape((rec.error or '').splitlines()[0][:120] if rec.error else '')}"
+            )
 
-        yield on_result
+    try:
+        yield progress.start, on_result
+    finally:
+        progress.stop()
 
 
 def print_counts(name: str, counts: dict[str, int]) -> None:
