@@ -84,6 +84,9 @@ def test_each_comparison_is_planned_to_the_target_and_finds_the_step(
     for s in search.steps:
         assert s.precision is not None and s.precision["target"] == 0.05
         assert s.precision["stopped"] in ("precision reached", "decided", "most runs")
+        rate = pp.per_hour(s.precision["half_width"], s.precision["wall_s"])
+        assert s.precision["half_width_per_hour"] == rate
+        assert pp.per_hour_text(rate) in s.precision["line"]
     assert any(line.startswith("plan: ") for line in said)
     assert not any("[dim]" in line for line in said)
     c = search.culprits[0].step

@@ -70,10 +70,14 @@ def test_a_clear_step_stops_early_and_is_the_change_point(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     machine = Machine({"1": 1000.0, "2": 1000.0, "3": 600.0}, seed=1)
+    monkeypatch.setattr(pp, "MIN_RATE_WALL_S", 0.0)  # the stand-in's runs take no time
     res = run(home, monkeypatch, machine, "--precision", "3%", "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     p = out["precision"]
+    assert p["half_width"] == max(s["half_width"] for s in p["steps"])
+    hour = p["half_width"] * math.sqrt(p["wall_s"] / 3600)
+    assert p["half_width_per_hour"] == pytest.approx(hour)
     # the plan: 13 runs per release (the parts at ±3 %), up to 1.5× that if underestimated
     assert p["plan"]["pairs"] == 13 and p["planned_runs"] == 39 and p["most_runs"] == 60
     assert p["runs"] == machine.calls == sum(r["runs"] for r in out["releases"])
@@ -106,6 +110,7 @@ def test_the_text_states_runs_used_each_steps_stop_and_the_error_spent(
     assert "each step stops once known" in text
     assert f"{machine.calls} runs of 21 planned (36 at most)" in text
     assert "2 → 3: decided after 4 runs each" in text
+    assert "widest step ±" in text and "at this rate an hour gives" in text
     assert "change point between 2 and 3: confirmed by its looks (at level 0.001)" in text
     assert "levels adding up to α = 0.025" in text and "share of α = 0.05 over 2 steps" in text
 

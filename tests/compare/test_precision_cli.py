@@ -18,6 +18,7 @@ import perflab.cli.precision as pilots  # its pilot pairs
 import perflab.compare.planned as pc
 from perflab.cli.app import main
 from perflab.compare import gate
+from perflab.compare import precision as pp
 from perflab.prepare import Prepared, prepare
 from perflab.run.record import RunRecord
 from perflab.spec import RunSpec
@@ -106,7 +107,16 @@ def test_compare_with_a_target_plans_and_reaches_it(
     assert p["plan"]["line"].endswith("(96.0%)") and p["target"] == 0.05
     assert p["stopped"] in ("precision reached", "most runs", "decided")
     assert machine.calls == out["a"]["n"] + out["b"]["n"]
-    assert p["half_width_per_hour"] > 0 and p["wall_s"] >= 0
+    rate = pp.per_hour(p["half_width"], p["wall_s"])  # n/a when the stand-in took no time
+    assert p["half_width_per_hour"] == rate and pp.per_hour_text(rate) in p["line"]
+
+
+def test_precision_per_hour_is_the_half_width_times_the_root_of_the_hours() -> None:
+    assert pp.per_hour(0.04, 900) == pytest.approx(0.02)  # a quarter hour: 4× halves it
+    assert pp.per_hour(0.04, 0.001) is None and pp.per_hour(math.inf, 900) is None
+    assert pp.per_hour(None, 900) is None
+    assert pp.per_hour_text(0.02) == "at this rate an hour gives ±2.0%, 4× the time halves it"
+    assert "n/a" in pp.per_hour_text(None) and "±0.0%" not in pp.per_hour_text(None)
 
 
 def test_precision_conflicts_with_runs_and_needs_parts(tmp_path: Path) -> None:

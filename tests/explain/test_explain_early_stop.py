@@ -83,6 +83,17 @@ def test_a_clear_step_is_decided_at_the_first_look(monkeypatch: pytest.MonkeyPat
     assert st["alpha"] == pytest.approx(looks.levels[4])  # the first look's spent level
     assert "decided after 4 of 13 planned rounds" in p["line"]
     assert "levels adding up to α = 0.05" in p["line"]
+    rate = pp.per_hour(p["half_width"], p["wall_s"])  # n/a when the stand-in took no time
+    assert p["half_width_per_hour"] == rate and pp.per_hour_text(rate) in p["line"]
+
+
+def test_the_step_says_its_precision_per_hour(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pp, "MIN_RATE_WALL_S", 0.0)  # the stand-in's runs take no time
+    _, st, _ = step(monkeypatch, 1.0, 0.03)
+    p = st["precision"]
+    hour = p["half_width"] * math.sqrt(p["wall_s"] / 3600)
+    assert p["half_width_per_hour"] == pytest.approx(hour)
+    assert f"an hour gives ±{pp.pct(hour)}, 4× the time halves it" in p["line"]
 
 
 def test_no_change_stops_once_the_interval_is_within_the_target(
@@ -113,8 +124,12 @@ def test_run_again_it_replays_the_looks_and_runs_nothing_more(
     _, again, _ = step(monkeypatch, 1.0, 0.01, store=store)
     assert store.recs == done
 
+    timed = ("wall_s", "half_width_per_hour", "line")  # the clock's, not the looks'
+
     def timeless(st: dict[str, Any]) -> dict[str, Any]:
-        return {**st, "precision": {k: v for k, v in st["precision"].items() if k != "wall_s"}}
+        p = st["precision"]
+        return {**st, "precision": {k: v for k, v in p.items() if k not in timed},
+                "said": p["line"].split(" in ")[0]}  # fmt: skip
 
     assert timeless(again) == timeless(first)
 

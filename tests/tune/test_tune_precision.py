@@ -60,6 +60,17 @@ def test_a_clear_speed_up_stops_within_a_few_blocks_long_before_the_plan() -> No
     assert len(finals) == len(p["sets"][0]["looks"]) >= 2  # one stage per look
     assert res["measured"]["pairs"] == p["blocks"] and res["measured"]["ratio"] > 1.5
     assert "Bonferroni over" in p["line"] and "α = 0.05" in p["line"]
+    assert p["half_width"] == max(s["half_width"] for s in p["sets"])
+    rate = pp.per_hour(p["half_width"], p["wall_s"])  # n/a when the stand-in took no time
+    assert p["half_width_per_hour"] == rate and pp.per_hour_text(rate) in p["line"]
+
+
+def test_the_final_blocks_say_their_precision_per_hour(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pp, "MIN_RATE_WALL_S", 0.0)  # the stand-in's blocks take no time
+    p = tuned(0.005, {frozenset(["a"]): 0.5, frozenset(["a", "b"]): 0.5}, 0.03)["precision"]
+    hour = p["half_width"] * math.sqrt(p["wall_s"] / 3600)
+    assert p["half_width_per_hour"] == pytest.approx(hour)
+    assert f"an hour gives ±{pp.pct(hour)}, 4× the time halves it" in p["line"]
 
 
 def test_no_change_stops_once_its_interval_meets_the_target() -> None:

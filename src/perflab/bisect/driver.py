@@ -201,8 +201,8 @@ def gate_measure(
         d = cmp.decision
         assert d is not None
         runs = len(side_a.values) + len(side_b.values)
-        reached = {k: cmp.precision[k] for k in ("half_width", "target", "stopped", "line")
-                   } if cmp.precision else None  # fmt: skip
+        keep = ("half_width", "target", "stopped", "wall_s", "half_width_per_hour", "line")
+        reached = {k: cmp.precision[k] for k in keep} if cmp.precision else None
         step = Step(a, b, d.ratio, d.ci_low, d.ci_high, d.verdict, runs, level, reached)
         state.data["steps"][key] = step.to_dict()
         state.save()

@@ -52,7 +52,7 @@ def extend_campaign(
     info = dict(old.design_info)
     record: dict[str, Any] = {
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "first_seq": len(planned),
+        "first_seq": planned[-1][0] + 1 if planned else 0,  # runs not needed leave gaps
         "replicates": replicates,
         "seed": seed,
     }
@@ -158,8 +158,10 @@ def extend_to_precision(
         due = [k for k, m in more.items() if m > r]
         plan += [([] if due[i] == "base" else due[i].split(","), rep0 + r)
                  for i in rng.permutation(len(due))]  # fmt: skip
-    planned = len(store.planned(name))
-    record = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "first_seq": planned,
+    seqs = [q for q, _ in store.planned(name)]
+    planned = len(seqs)
+    first = max(seqs, default=-1) + 1  # runs not needed (``stopping``) leave gaps
+    record = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "first_seq": first,
               "design": "replicates", "precision": target, "sets": len(more), "runs": n,
               "seed": seed, "wall_s_predicted": wall, "expected_half_width": hw,
               "plan": line}  # fmt: skip

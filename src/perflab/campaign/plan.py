@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from perflab.campaign import lease
+from perflab.campaign import lease, stopping
 from perflab.campaign.definition import CampaignDef
 from perflab.campaign.designs import DESIGNS, Constraints
 from perflab.campaign.runners import RUNNERS
@@ -222,14 +222,22 @@ def run_campaign(
         if max_runs is not None:
             pending = pending[:max_runs]
         deadline = time.monotonic() + definition.budget_s if definition.budget_s else None
-        chosen.run(store, pending, deadline, on_result)
-    return store.counts(name)
+        if stopping.applies(definition):  # a target: each set stops once known
+            stopping.run_blocks(store, definition, chosen, pending, deadline, on_result)
+        else:
+            chosen.run(store, pending, deadline, on_result)
+    return _counts(store, name)
+
+
+def _counts(store: Store, name: str) -> dict[str, int]:
+    """The store's counts and the planned runs skipped as not needed (``stopping``)."""
+    return {**store.counts(name), "not_needed": stopping.not_needed(store.campaign(name))}
 
 
 def list_campaigns(store: Store) -> list[dict[str, Any]]:
     """Every campaign in the store with its design and counts."""
     return [
-        {"name": n, "design": store.campaign(n).design, **store.counts(n)}
+        {"name": n, "design": store.campaign(n).design, **_counts(store, n)}
         for n in store.campaign_names()
     ]
 
@@ -239,7 +247,7 @@ def status(store: Store, name: str, target: float | None = None) -> dict[str, An
     ``STATUS_RECENT``), the latest and best runs, and the precision per hour reached (against
     ``target``, else the campaign's own or ``reach.DEFAULT_TARGET``)."""
     definition = store.campaign(name)
-    counts = store.counts(name)
+    counts = _counts(store, name)
     # the latest runs' durations, not every record's: status costs the same at any size
     durations = _recent_durations(store, name, STATUS_RECENT)
     remaining = counts["planned"] - counts["done"]

@@ -151,8 +151,11 @@ def summary(
          "decision": s.decision.to_dict() if s.decision else None, "looks": s.looks}
         for s in steps
     ]  # fmt: skip
+    widest = max((s.half_width for s in steps), default=math.inf)
+    rate = pp.per_hour(widest, wall_s)
     lines = [f"{runs} runs of {planned} planned ({plan.most * len(labels)} at most) in "
-             f"{pp.duration(wall_s)}, target ±{pp.pct(plan.looks.target)} per step"]  # fmt: skip
+             f"{pp.duration(wall_s)}, target ±{pp.pct(plan.looks.target)} per step; widest "
+             f"step ±{pp.pct(widest)}: {pp.per_hour_text(rate)}"]  # fmt: skip
     for s in steps:
         verdict = s.decision.verdict if s.decision else "no test"
         ratio = f"×{s.decision.ratio:.3f}, " if s.decision else ""
@@ -163,5 +166,7 @@ def summary(
                  "false-alarm rate at most α")  # fmt: skip
     return {"runs": runs, "planned_runs": planned, "most_runs": plan.most * len(labels),
             "target": plan.looks.target, "step_alpha": plan.alpha, "wall_s": wall_s,
+            "half_width": widest if math.isfinite(widest) else None,
+            "half_width_per_hour": rate,
             "levels": {str(k): v for k, v in plan.looks.levels.items()},
             "steps": out_steps, "lines": lines}  # fmt: skip

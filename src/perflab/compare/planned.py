@@ -120,13 +120,12 @@ def plan_or_refuse(
 
 def reached(pl: pp.Plan, hw: float, wall_s: float, stopped: str) -> dict[str, Any]:
     """What a planned comparison reached against its plan: "precision per hour"."""
-    per_hour = hw * math.sqrt(wall_s / 3600) if math.isfinite(hw) else None
+    per_hour = pp.per_hour(hw, wall_s)
     line = (
         f"{stopped}: CI ±{pp.pct(hw)} reached (planned ±{pp.pct(pl.width)}, target "
-        f"±{pp.pct(pl.target)}) in {pp.duration(wall_s)} (planned ~{pp.duration(pl.wall)})"
+        f"±{pp.pct(pl.target)}) in {pp.duration(wall_s)} (planned ~{pp.duration(pl.wall)}); "
+        f"{pp.per_hour_text(per_hour)}"
     )
-    if per_hour is not None:
-        line += f"; at this rate an hour gives ±{pp.pct(per_hour)}, 4× the time halves it"
     return {
         "plan": pl.to_dict(),
         "target": pl.target,

@@ -113,6 +113,28 @@ def pct(x: float) -> str:
     return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
 
 
+#: Below this wall time no rate is quoted: a stand-in's runs take no time, and ±0.0 % an
+#: hour would be a figure of the clock's resolution, not of the measurement.
+MIN_RATE_WALL_S = 1.0
+
+
+def per_hour(hw: float | None, wall_s: float) -> float | None:
+    """The half-width one wall-hour would give at the rate reached: ``hw`` × sqrt(hours
+    spent), as an interval narrows with the square root of its runs. None (n/a) when ``hw``
+    is unknown or the wall time is about zero (under ``MIN_RATE_WALL_S``). Every verb's
+    ``half_width_per_hour`` is this."""
+    if hw is None or not math.isfinite(hw) or not wall_s >= MIN_RATE_WALL_S:
+        return None
+    return hw * math.sqrt(wall_s / 3600)
+
+
+def per_hour_text(rate: float | None) -> str:
+    """The line every verb says its ``half_width_per_hour`` with, and what more time buys."""
+    if rate is None:
+        return "at this rate an hour gives n/a (no wall time to measure a rate by)"
+    return f"at this rate an hour gives ±{pct(rate)}, 4× the time halves it"
+
+
 def log_half(target: float) -> float:
     """A relative half-width of the ratio (0.03 for ±3 %) on the log scale."""
     return math.log1p(target)

@@ -90,9 +90,10 @@ def reached(
 ) -> dict[str, Any]:  # fmt: skip
     """What the step's looks reached against its plan, and the line that says it."""
     planned = max(looks.levels, key=looks.levels.__getitem__)
+    rate = pp.per_hour(hw, wall_s)
     line = (f"step: {why} after {n} of {planned} planned rounds ({looks.last} at most), "
-            f"CI ±{pp.pct(hw)} (target ±{pp.pct(looks.target)}); "
-            f"{looks.spent(setup.alpha)}")  # fmt: skip
+            f"CI ±{pp.pct(hw)} (target ±{pp.pct(looks.target)}) in {pp.duration(wall_s)}; "
+            f"{looks.spent(setup.alpha)}; {pp.per_hour_text(rate)}")  # fmt: skip
     return {
         "stopped": why,
         "half_width": hw if math.isfinite(hw) else None,
@@ -103,5 +104,6 @@ def reached(
         "levels": {str(k): v for k, v in looks.levels.items()},
         "looks": seen,
         "wall_s": wall_s,
+        "half_width_per_hour": rate,
         "line": line,
     }

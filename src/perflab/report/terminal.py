@@ -139,7 +139,9 @@ def print_counts(name: str, counts: dict[str, int]) -> None:
 
 def _unmeasured(counts: dict[str, int]) -> str:
     n = counts.get("unmeasured", 0)
-    return f"; {n} not measured (infrastructure failure; retried on resume)" if n else ""
+    out = f"; {n} not measured (infrastructure failure; retried on resume)" if n else ""
+    skipped = counts.get("not_needed")  # off the plan: their sets met the target
+    return out + (f"; {skipped} planned runs not needed (their sets known)" if skipped else "")
 
 
 def print_status(st: dict[str, Any]) -> None:

@@ -179,10 +179,13 @@ def reached(
     from perflab.compare import precision as pp
 
     widths = ", ".join(f"{c.name} ±{pp.pct(c.half_width)} ({c.stopped})" for c in compared)
+    widest = max((c.half_width for c in compared), default=math.inf)
+    rate = pp.per_hour(widest, wall_s)
     line = (
-        f"final blocks: {n} of {pl.pairs} planned ({rule.last} at most): {widths}; target "
-        f"±{pp.pct(pl.target)}; {spent}, Bonferroni over {len(compared)} set(s) of α = "
-        f"{ALPHA:g}"
+        f"final blocks: {n} of {pl.pairs} planned ({rule.last} at most) in "
+        f"{pp.duration(wall_s)}: {widths}; target ±{pp.pct(pl.target)}; {spent}, Bonferroni "
+        f"over {len(compared)} set(s) of α = {ALPHA:g}; widest ±{pp.pct(widest)}: "
+        f"{pp.per_hour_text(rate)}"
     )
     return {
         "plan": pl.to_dict(),
@@ -201,6 +204,8 @@ def reached(
             for c in compared
         ],  # fmt: skip
         "wall_s": wall_s,
+        "half_width": widest if math.isfinite(widest) else None,
+        "half_width_per_hour": rate,
         "spent": spent,
         "line": line,
     }

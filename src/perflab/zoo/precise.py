@@ -188,18 +188,21 @@ def run_rounds(
 def reached(found: dict[str, Row], planned: dict[str, Any], rounds: int, wall_s: float
             ) -> dict[str, Any]:  # fmt: skip
     """Each row's half-width reached and why it stopped, and the line that says it."""
-    from perflab.compare.precision import pct
+    from perflab.compare.precision import pct, per_hour, per_hour_text
 
     target = planned["target"]
     rows_out = [{"row": r.label, "runs": len(r.values), "half_width": _finite(r.width()),
                  "stopped": r.stopped or "not planned"} for r in found.values()]  # fmt: skip
     within = sum(1 for r in found.values() if r.need and r.width() <= target)
     widest = max((r.width() for r in found.values() if r.need), default=math.inf)
+    rate = per_hour(widest, wall_s)
     line = (f"precision: {within} of {sum(1 for r in found.values() if r.need)} measurements "
             f"within ±{pct(target)} after {rounds} more rounds in {duration(wall_s)} (widest "
             f"±{pct(widest)}); each row's 95% interval, stopped on its spread alone: no "
-            f"verdict drawn, no alpha spent on looking")  # fmt: skip
-    return {**planned, "rounds": rounds, "wall_s": wall_s, "rows": rows_out, "line": line}
+            f"verdict drawn, no alpha spent on looking; on the widest: {per_hour_text(rate)}"
+            )  # fmt: skip
+    return {**planned, "rounds": rounds, "wall_s": wall_s, "rows": rows_out, "line": line,
+            "half_width": _finite(widest), "half_width_per_hour": rate}  # fmt: skip
 
 
 def _finite(x: float) -> float | None:
