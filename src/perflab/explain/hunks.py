@@ -324,13 +324,16 @@ def group_units(units: list[Unit], vocab_b: set[str] | None = None) -> list[Grou
     by_short: dict[str, list[Unit]] = {}
     for u in units:
         by_short.setdefault(u.qualname.rpartition(".")[2], []).append(u)
+    own = {(u.module, u.qualname) for u in units if "." not in u.qualname}
     reasons: dict[str, list[str]] = {}
     for u in units:
         for name in u.refs:
             for v in by_short.get(name, []):
                 # a method or a module's own function: by name in the same module; another
-                # module's top-level function: when called by its bare (imported) name
-                near = v.module == u.module or ("." not in v.qualname and name in u.names)
+                # module's top-level function: when called by its bare (imported) name, and
+                # the caller's module has no function of that name of its own
+                bare = name in u.names and (u.module, name) not in own
+                near = v.module == u.module or ("." not in v.qualname and bare)
                 if v is not u and v.kind != "constant" and v.sig_changed and near:
                     parent[find(u.key)] = find(v.key)
                     reasons.setdefault(u.key, []).append(f"{u.qualname} calls {v.qualname}")
