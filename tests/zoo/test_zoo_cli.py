@@ -29,6 +29,7 @@ def test_a_tiny_zoo_gives_metg_and_dag_figures(tmp_path: Path) -> None:
         "timeout": 0,
         "done": 8,
         "unmeasured": 0,
+        "not_needed": 0,
     }
     m = out["table"]["metg"]["cf-threads"]
     assert [p["task_us"] for p in m["curve"]] == [2000.0, 20.0]
