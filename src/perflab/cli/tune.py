@@ -115,7 +115,9 @@ def tune_cmd(
             err_console.print(f"note: {note}")
             note = ""
         so_far = f"fastest run so far {best:,.1f}" if best is not None else "no run ok so far"
-        err_console.print(f"[bold]{stage}[/bold]: {reason}; {left} runs left; {so_far}")
+        # a --precision plan's final blocks may run past the budget: they are the plan's
+        left_s = f"{left} runs left" if left >= 0 else f"{-left} runs past --budget (the plan's)"
+        err_console.print(f"[bold]{stage}[/bold]: {reason}; {left_s}; {so_far}")
 
     from perflab.campaign.runners import RUNNERS
 
