@@ -225,8 +225,8 @@ def trusted(windows: tuple[int, ...], bounds: tuple[int, int] = WINDOW_BOUNDS) -
     """The windows a pick may go to: from the shortest pilot window (never below it) to the
     longest widened 4×, within ``bounds``. The model is a straight line in 1/n; below its
     points a window has noise the pilots never saw: on parsl-htex, CPU per task at 125 tasks
-    varied 8× more than at 500 (CPU ticks and the window's edges weigh more in a short
-    window), and a comparison planned at ±9.2 % there reached ±20 % (docs/precision.md)."""
+    varied ~8× more than a 500/8,000 pilot's fit said (CPU ticks and the window's edges weigh
+    more in a short window): planned at ±9.2 %, it reached ±20 % (docs/precision.md)."""
     lo, hi = bounds
     low = max(lo, min(windows))
     return low, max(low, min(hi, max(windows) * 4))
