@@ -40,14 +40,13 @@ from perflab.tune.spending import ALPHA, LOOKS, ordered_tests
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
-#: The level of a look that brought no share of its own (Bonferroni over the looks).
+#: The level of a look with no share of its own (Bonferroni over the looks).
 LOOK_ALPHA = bonferroni_level(ALPHA, LOOKS)
 #: Each knock-out run drops each member with this probability (near the set: state-dependent
 #: factors are judged where the set is, not in much slower sets).
 DROP_P = 0.25
 #: A search run is borrowed if it differs from the set in at most this many groups or factors
-#: (each other factor a column of the local model): near the pick, where a factor that helps
-#: slow sets but hurts fast ones is judged.
+#: (each a column): near the pick, where a factor that helps slow sets but hurts fast ones is judged.
 REACH = 1
 #: ... at a short budget (below 15 runs per candidate) at any distance, every group whole:
 #: more runs at the cost of locality (100 runs, 20 seeds: sparse within 5% 0.50 -> 0.75; at
@@ -234,6 +233,7 @@ def look(
     alpha: float = LOOK_ALPHA,
     prior: dict[str, int] | None = None,
     reach: int = REACH,
+    extend: Callable[[Local, list[list[str]]], Local] | None = None,
 ) -> list[Evidence]:
     """One look: ``runs`` new knock-out runs of ``groups`` (``measure`` runs the design's rows
     and returns the sets and times, which are appended to ``seen``), then the local model on
@@ -260,6 +260,8 @@ def look(
         why = f"kept, not tested: {n} runs near the set, a knock-out of {m} needs "
         why += f"{least_runs(len(cols)) + local.extra}"
         return [Evidence(g, True, "untested", reason=why) for g in groups]
+    if extend is not None and not _short(wider := extend(local, cols), len(cols)):
+        local, first = wider, 1 + wider.extra + len(fixed)  # e.g. tune/interact.py's products
     fit, n_out = robust_fit(local.x, np.log(local.y))
     rank = np.linalg.matrix_rank(local.x)
     # a group is tested only if its column is not a combination of the others (aliased)
