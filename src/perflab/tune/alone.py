@@ -52,20 +52,25 @@ def alone(
         j = next((i for i, g in enumerate(fixed) if g == [f]), None)
         if j is None:
             continue
-        rows = ~groups[:, keeps].any(axis=1) if keeps else np.ones(len(local.y), bool)
+        rows = np.ones(len(local.y), bool)
+        if keeps:
+            rows &= ~groups[:, keeps].any(axis=1)
         # a strongly supported member the looks dropped may hold the state too: only runs
         # without it, as the set is (L=2 beside h, seed 12: h needed only with L=2 there)
         gone = [i for i, g in enumerate(fixed) if i != j and set(g) <= presumed - current]
-        rows &= groups[:, gone].all(axis=1) if gone else True
-        n_alone = int(groups[rows, j].sum())
-        if n_alone < MIN_ALONE:
+        if gone:
+            rows &= groups[:, gone].all(axis=1)
+        col = groups[rows, j]
+        n_alone = int(col.sum())
+        if n_alone < MIN_ALONE or n_alone == len(col):
             continue
         others = [i for i in range(groups.shape[1]) if i != j and i not in keeps + gone]
-        x = np.hstack([extra[rows], groups[rows][:, others], groups[rows][:, [j]]])
+        x = np.hstack([extra[rows], groups[rows][:, others]])
         x = x[:, [k for k in range(x.shape[1]) if k == 0 or np.ptp(x[:, k]) > 0]]
-        if len(rows.nonzero()[0]) <= x.shape[1] + 2 or np.ptp(x[:, -1]) == 0:
+        x = np.hstack([x, col[:, None]])
+        if len(col) <= x.shape[1] + 2:
             continue
-        fit, n_out = robust_fit(x, np.log(local.y[rows]))
+        fit, _ = robust_fit(x, np.log(local.y[rows]))
         if exact_ols(fit) or not np.isfinite(fit.bse[-1]) or fit.bse[-1] <= 0:
             continue
         tests.append((f, float(fit.params[-1]), float(fit.bse[-1]), float(fit.df_resid), n_alone))

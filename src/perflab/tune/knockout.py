@@ -40,13 +40,12 @@ from perflab.tune.spending import ALPHA, LOOKS, ordered_tests
 
 #: Dropping must make the set slower by more than this for a member to stay (compare's rule).
 THRESHOLD = 0.02
-#: The level of a look with no share of its own (Bonferroni over the looks).
+#: The level of a look that brought no share of its own (Bonferroni over the looks).
 LOOK_ALPHA = bonferroni_level(ALPHA, LOOKS)
-#: Each knock-out run drops each member with this probability (near the set: state-dependent
-#: factors are judged where the set is, not in much slower sets).
+#: Each knock-out run drops each member with this probability (near the set, where it is judged).
 DROP_P = 0.25
 #: A search run is borrowed if it differs from the set in at most this many groups or factors
-#: (each a column): near the pick, where a factor that helps slow sets but hurts fast ones is judged.
+#: (each a column): near the pick, where state-dependent factors are judged.
 REACH = 1
 #: ... at a short budget (below 15 runs per candidate) at any distance, every group whole:
 #: more runs at the cost of locality (100 runs, 20 seeds: sparse within 5% 0.50 -> 0.75; at

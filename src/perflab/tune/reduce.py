@@ -30,9 +30,9 @@ import statsmodels.api as sm
 
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
+from perflab.tune.alone import alone
 from perflab.tune.either import Pair, both_kinds, targeted
 from perflab.tune.interact import interacting, with_products
-from perflab.tune.alone import alone
 from perflab.tune.knockout import (
     REACH,
     THRESHOLD,
