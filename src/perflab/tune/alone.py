@@ -42,6 +42,8 @@ def alone(
     keeps are left out, and so are runs that hold a ``presumed`` member the set lost."""
     cands = [e.factors[0] for e in settled if len(e.factors) == 1 and not e.kept]
     cands = [f for f in cands if e_verdict(settled, f) in ("faster", "not slower", "inconclusive")]
+    paired = {f for e in settled if e.verdict in ("either", "alternative") for f in e.group or []}
+    cands = [f for f in cands if f not in paired]  # an either-or pair's other: not needed alone
     if not cands or alpha <= 0 or not fixed:
         return [], []
     local = local_rows(seen, best, fixed, start, reach=reach)

@@ -239,16 +239,16 @@ def reduce(
             why = "kept, not tested: the runs ran out before its look"
             settled.append(Evidence(g, True, "untested", reason=why))
     cut = lambda s_, d: without(s_, d, cons)  # noqa: E731
-    # members dropped on their average cost: the set alone without each, at the split share
-    level = 0.0 if reserve_used else SPLIT_SHARE * ALPHA
-    back, shown = alone(best, current, settled, fixed, seen, start, level, reach, presumed)
-
-    if back and cons.ok(current | set(back)):
-        current = current | set(back)
-        settled = [next((x for x in shown if x.factors == e.factors), e) for e in settled]
     avail = runs + spare - (len(seen) - start + lost[0])
     seen += targeted(best, current, settled, seen, start, cut, measure_sets, avail, rng, reach)
     current, settled = either_or(best, current, settled, seen, start, cons, reach)
+    # members dropped on their average cost: the set without each alone, at the split share
+    # (after the pairs: substitutes both dropped are theirs, one kept as "either")
+    level = 0.0 if reserve_used else SPLIT_SHARE * ALPHA
+    back, shown = alone(best, current, settled, fixed, seen, start, level, reach, presumed)
+    if back and cons.ok(current | set(back)):
+        current = current | set(back)
+        settled = [next((x for x in shown if x.factors == e.factors), e) for e in settled]
     return without(current, set(), cons), settled
 
 
