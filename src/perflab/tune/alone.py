@@ -9,7 +9,8 @@ an average near 1 and goes. This test reads only the runs that drop nothing the 
 the member (the dropped members stay as columns): the set's own neighbour, which is what
 "needed" means. It can only bring a member back, at the split look's share of the 5 %
 (``SPLIT_SHARE``, tune/spending.py) when no split look spent it, Bonferroni over the members
-tested, so the levels of all the reduction's tests still add up to at most 5 %.
+tested, so the levels of all the reduction's tests still add up to at most 5 %. A member the
+looks kept on doubt (inconclusive) is tested too: the test can show it needed.
 """
 
 from __future__ import annotations
@@ -36,24 +37,25 @@ def alone(
     reach: int,
     presumed: frozenset[str] = frozenset(),
 ) -> tuple[list[str], list[Evidence]]:
-    """Members the looks dropped alone that the set is slower without, alone (one-sided t at
+    """Members tested alone whom the looks did not show needed (dropped, or kept on doubt)
+    that the set is slower without, alone (one-sided t at
     ``alpha``, Bonferroni over the members tested, and the estimate beyond ``THRESHOLD``):
     their names and their new evidence (verdict "slower"). Runs that drop a member the set
     keeps are left out, and so are runs that hold a ``presumed`` member the set lost."""
-    cands = [e.factors[0] for e in settled if len(e.factors) == 1 and not e.kept]
-    cands = [f for f in cands if e_verdict(settled, f) in ("faster", "not slower", "inconclusive")]
+    doubt = ("faster", "not slower", "inconclusive")  # kept on doubt or dropped: not shown
+    cands = [e.factors[0] for e in settled if len(e.factors) == 1 and e.verdict in doubt]
     paired = {f for e in settled if e.verdict in ("either", "alternative") for f in e.group or []}
     cands = [f for f in cands if f not in paired]  # an either-or pair's other: not needed alone
     if not cands or alpha <= 0 or not fixed:
         return [], []
     local = local_rows(seen, best, fixed, start, reach=reach)
     groups, extra = local.groups, local.x[:, : 1 + local.extra]
-    keeps = [j for j, g in enumerate(fixed) if set(g) <= current]
     tests = []
     for f in cands:
         j = next((i for i, g in enumerate(fixed) if g == [f]), None)
         if j is None:
             continue
+        keeps = [i for i, g in enumerate(fixed) if set(g) <= current and i != j]
         rows = np.ones(len(local.y), bool)
         if keeps:
             rows &= ~groups[:, keeps].any(axis=1)
@@ -76,24 +78,21 @@ def alone(
         if exact_ols(fit) or not np.isfinite(fit.bse[-1]) or fit.bse[-1] <= 0:
             continue
         tests.append((f, float(fit.params[-1]), float(fit.bse[-1]), float(fit.df_resid), n_alone))
-    level = alpha / max(1, len(tests))
+    level = alpha / max(1, len(tests))  # Bonferroni: a fixed sequence in the search's order
+    # of support put a null before L=1 (seed 8); a state-dependent member's drop is clear
     names, out = [], []
     for f, est, se, df, n_alone in tests:
         p = float(t_sf(est / se, max(df, 1)))
-        if p <= level and est >= math.log1p(THRESHOLD):
-            q = float(t_ppf(1 - level, max(df, 1)))
-            r, lo, hi = math.exp(est), math.exp(est - q * se), math.exp(est + q * se)
-            why = (
-                f"kept: the set is slower without it alone (without it {r:.3f}x the time, "
-                f"{1 - 2 * level:.1%} CI {lo:.3f}-{hi:.3f}, p {p:.3g} Bonferroni over "
-                f"{len(tests)}, {n_alone} runs without it and nothing else the set keeps); "
-                f"its average over every drop was not (its effect depends on the set's state)"
-            )
-            names.append(f)
-            out.append(Evidence([f], True, "slower", r, lo, hi, 1 - 2 * level, n_alone, why))
+        if not (p <= level and est >= math.log1p(THRESHOLD)):
+            continue
+        q = float(t_ppf(1 - level, max(df, 1)))
+        r, lo, hi = math.exp(est), math.exp(est - q * se), math.exp(est + q * se)
+        why = (
+            f"kept: the set is slower without it alone (without it {r:.3f}x the time, "
+            f"{1 - 2 * level:.1%} CI {lo:.3f}-{hi:.3f}, p {p:.3g}, Bonferroni over "
+            f"{len(tests)}, {n_alone} runs without it and nothing else the set "
+            f"keeps); the looks' average over every drop did not show it"
+        )
+        names.append(f)
+        out.append(Evidence([f], True, "slower", r, lo, hi, 1 - 2 * level, n_alone, why))
     return names, out
-
-
-def e_verdict(settled: list[Evidence], f: str) -> str:
-    """The verdict of ``f``'s own evidence."""
-    return next(e.verdict for e in settled if e.factors == [f])
