@@ -26,11 +26,14 @@ from perflab.analysis.stats import norm_ppf
 from perflab.tune.knockout import Local
 
 #: A pair's product enters when its term in the search's runs has |t| beyond this
-#: (two-sided 1 %): the screen must not add columns for every chance wiggle.
+#: (two-sided 1 %): the screen must not add columns for every chance wiggle. Only members
+#: the search presumes needed are paired (tune/reduce.py): among all, null pairs came in.
 INTERACT_T = norm_ppf(0.995)
 #: At most this many products (each costs the looks a degree of freedom).
 MOST = 3
-#: A product needs this many runs near the set dropping both (fewer fit it exactly).
+#: A product needs this many runs near the set dropping both: a nuisance column, so one is
+#: enough (it then fits that run alone, and frees the other estimates of its misfit; seed 4's
+#: first look had two such runs).
 MIN_BOTH = 1
 
 
