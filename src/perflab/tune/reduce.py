@@ -58,6 +58,8 @@ __all__ = [
 
 #: Products of members the search shows interact enter the looks' model (tune/interact.py).
 INTERACT = True
+#: Members the looks did not show needed are tested alone beside the set (tune/alone.py).
+ALONE = True
 #: Members whose one-sided p of "helps" in the search's runs is above this are tried as one.
 WEAK_P = 0.2
 #: Members with p at most this are presumed needed: they go only if shown harmless.
@@ -244,7 +246,7 @@ def reduce(
     current, settled = either_or(best, current, settled, seen, start, cons, reach)
     # members dropped on their average cost: the set without each alone, at the split share
     # (after the pairs: substitutes both dropped are theirs, one kept as "either")
-    level = 0.0 if reserve_used else SPLIT_SHARE * ALPHA
+    level = 0.0 if reserve_used or not ALONE else SPLIT_SHARE * ALPHA
     back, shown = alone(best, current, settled, fixed, seen, start, level, reach, presumed)
     if back and cons.ok(current | set(back)):
         current = current | set(back)
