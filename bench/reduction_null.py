@@ -38,7 +38,7 @@ def main() -> None:
     nulls = [f"n{j:02d}" for j in range(args.nulls)]
     chosen = [*(["x0"] if args.no_pair else ["e", "r"]), *nulls]
     levels: list[float] = []
-    look, pairs = reduction.look, reduction.both_kinds
+    look, pairs, alone = reduction.look, reduction.both_kinds, reduction.alone
 
     def look_at(*a: Any, **k: Any) -> Any:
         levels.append(a[9])  # the look's level (tune/knockout.py ``look``)
@@ -48,7 +48,11 @@ def main() -> None:
         levels.append(k.get("alpha", PAIR_ALPHA))
         return pairs(*a, **k)
 
-    reduction.look, reduction.both_kinds = look_at, pairs_at
+    def alone_at(*a: Any, **k: Any) -> Any:
+        levels.append(a[6])  # the alone test's level (tune/alone.py, the unused split share)
+        return alone(*a, **k)
+
+    reduction.look, reduction.both_kinds, reduction.alone = look_at, pairs_at, alone_at
     false = one = 0
     most = 0.0
     how: dict[str, int] = {}

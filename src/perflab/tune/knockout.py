@@ -45,8 +45,7 @@ LOOK_ALPHA = bonferroni_level(ALPHA, LOOKS)
 #: Each knock-out run drops each member with this chance: state dependence is judged near the set.
 DROP_P = 0.25
 #: A search run is borrowed if it differs from the set in at most this many groups or factors
-#: (each other factor a column of the local model): near the pick, where a factor that helps
-#: slow sets but hurts fast ones is judged.
+#: (each a column): near the pick, where state-dependent factors are judged.
 REACH = 1
 #: ... at a short budget (below 15 runs per candidate) at any distance, every group whole:
 #: more runs at the cost of locality (100 runs, 20 seeds: sparse within 5% 0.50 -> 0.75; at
@@ -54,8 +53,7 @@ REACH = 1
 FAR = 99
 #: Runs near the set from which the local model has a time column (slow drift).
 DRIFT_MIN = 24
-#: A look whose 95% interval would be wider than this either side was blind to a cost this
-#: large (the tune's own tolerance): what it found inconclusive stays.
+#: A look whose 95% interval is wider than this either side is blind to such a cost: it stays.
 MARGIN = 0.05
 
 
@@ -233,6 +231,7 @@ def look(
     alpha: float = LOOK_ALPHA,
     prior: dict[str, int] | None = None,
     reach: int = REACH,
+    extend: Callable[[Local, list[list[str]]], Local] | None = None,
 ) -> list[Evidence]:
     """One look: ``runs`` new knock-out runs of ``groups`` (``measure`` runs the design's rows
     and returns the sets and times, which are appended to ``seen``), then the local model on
@@ -259,6 +258,8 @@ def look(
         why = f"kept, not tested: {n} runs near the set, a knock-out of {m} needs "
         why += f"{least_runs(len(cols)) + local.extra}"
         return [Evidence(g, True, "untested", reason=why) for g in groups]
+    if extend is not None and not _short(wider := extend(local, cols), len(cols)):
+        local, first = wider, 1 + wider.extra + len(fixed)  # e.g. tune/interact.py's products
     fit, n_out = robust_fit(local.x, np.log(local.y))
     rank = np.linalg.matrix_rank(local.x)
     # a group is tested only if its column is not a combination of the others (aliased)
@@ -373,8 +374,7 @@ def _reason(
 ) -> str:
     r, lo, hi = ratio
     level = f"{1 - 2 * alpha:.1%}"  # the look's level: its ends are the tests
-    ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, adjusted p(slower) "
-    ci += f"{p:.3g}, {n} runs"  # p of the one test made: is the set slower without it?
+    ci = f"without it {r:.3f}x the time, {level} CI {lo:.3f}-{hi:.3f}, p(slower) {p:.3g}, {n} runs"
     ci += f", {n_out} outlier(s) left out" if n_out else ""
     if kept and verdict == "slower":
         return f"kept: the set is slower without it ({ci})"

@@ -30,7 +30,9 @@ import statsmodels.api as sm
 
 from perflab.campaign.designs.base import Constraints
 from perflab.factors.catalog import CATEGORIES, DEFAULT_CATEGORY
+from perflab.tune.alone import alone
 from perflab.tune.either import Pair, both_kinds, targeted
+from perflab.tune.interact import interacting, with_products
 from perflab.tune.knockout import (
     REACH,
     THRESHOLD,
@@ -54,6 +56,10 @@ __all__ = [
     "without",
 ]
 
+#: Products of members the search shows interact enter the looks' model (tune/interact.py).
+INTERACT = True
+#: Members the looks did not show needed are tested alone beside the set (tune/alone.py).
+ALONE = True
 #: Members whose one-sided p of "helps" in the search's runs is above this are tried as one.
 WEAK_P = 0.2
 #: Members with p at most this are presumed needed: they go only if shown harmless.
@@ -136,6 +142,8 @@ def reduce(
     # the fallback tests' order (knockout.ordered_tests): most supported by the search first
     prior = {f: i for i, (f, _) in enumerate(reversed(order))}
     open_ = leaning(weak, p_of) + [[f] for f, _ in order if f not in weak]
+    pairs = interacting(obs, sorted(f for f, p in order if p <= STRONG_P)) if INTERACT else []
+    extend = (lambda loc, cols: with_products(loc, cols, pairs)) if pairs else None
     presumed = frozenset(f for f, p in order if p <= STRONG_P)
     seen = list(obs)  # a copy: ``obs`` may be the search's own list, which measuring extends
     start = len(seen)
@@ -184,8 +192,9 @@ def reduce(
 
         # the model stays around the search's pick: every run so far is near it
         evidence = look(
-            best, open_, fixed, seen, measure, chunk, start, presumed, rng, alpha, prior, reach
-        )
+            best, open_, fixed, seen, measure, chunk, start, presumed, rng, alpha, prior, reach,
+            extend,
+        )  # fmt: skip
         open_, slower, mixed = [], [], []
         for e in evidence:
             if len(e.factors) > 1 and not last and e.verdict in ("faster", "not slower"):
@@ -231,10 +240,17 @@ def reduce(
         else:
             why = "kept, not tested: the runs ran out before its look"
             settled.append(Evidence(g, True, "untested", reason=why))
-    avail = runs + spare - (len(seen) - start + lost[0])
     cut = lambda s_, d: without(s_, d, cons)  # noqa: E731
+    avail = runs + spare - (len(seen) - start + lost[0])
     seen += targeted(best, current, settled, seen, start, cut, measure_sets, avail, rng, reach)
     current, settled = either_or(best, current, settled, seen, start, cons, reach)
+    # members dropped on their average cost: the set without each alone, at the split share
+    # (after the pairs: substitutes both dropped are theirs, one kept as "either")
+    level = 0.0 if reserve_used or not ALONE else SPLIT_SHARE * ALPHA
+    back, shown = alone(best, current, settled, fixed, seen, start, level, reach, presumed)
+    if back and cons.ok(current | set(back)):
+        current = current | set(back)
+        settled = [next((x for x in shown if x.factors == e.factors), e) for e in settled]
     return without(current, set(), cons), settled
 
 
