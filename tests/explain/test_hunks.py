@@ -70,7 +70,7 @@ def test_a_lost_function_is_back_before_the_main_guard_that_calls_it(tmp_path: P
 def test_two_modules_that_each_lost_a_function_of_one_name_are_two_groups() -> None:
     """Parsl #4068: the interchange and the pool each deleted their own start_file_logger
     and its call. Each caller goes back with its own module's function, not the other's."""
-    a = 'def start_file_logger(f):\n    return open(f)\n\n\ndef {c}():\n    start_file_logger("x")\n'
+    a = "def start_file_logger(f):\n    return open(f)\n\n\ndef {c}():\n    start_file_logger(1)\n"
     b = "import logging\n\n\ndef {c}():\n    logging.getLogger()\n"
     units = module_units("p.ix", a.format(c="main"), b.format(c="main"), set())
     units += module_units("p.pool", a.format(c="worker"), b.format(c="worker"), set())

@@ -53,7 +53,7 @@ REACH = 1
 FAR = 99
 #: Runs near the set from which the local model has a time column (slow drift).
 DRIFT_MIN = 24
-#: A look whose 95% interval is wider than this either side is blind to such a cost: it stays.
+#: A look whose 95% interval is wider than this either side is blind to it: inconclusive stays.
 MARGIN = 0.05
 
 
