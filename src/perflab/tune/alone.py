@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from perflab.analysis.stats import t_ppf, t_sf
+from perflab.analysis.stats import bonferroni_level, t_ppf, t_sf
 from perflab.tune.knockout import MARGIN, Evidence, exact_ols, local_rows, robust_fit
 
 #: A member is tested alone only if this many runs dropped it and nothing the set keeps.
@@ -80,7 +80,7 @@ def alone(
         if exact_ols(fit) or not np.isfinite(fit.bse[-1]) or fit.bse[-1] <= 0:
             continue
         tests.append((f, float(fit.params[-1]), float(fit.bse[-1]), float(fit.df_resid), n_alone))
-    level = alpha / max(1, len(tests))  # Bonferroni: a fixed sequence in the search's order
+    level = bonferroni_level(alpha, len(tests))  # not a fixed sequence: the search's order
     # of support put a null before L=1 (seed 8); a state-dependent member's drop is clear
     names, out = [], []
     for f, est, se, df, n_alone in tests:
