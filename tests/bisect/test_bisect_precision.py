@@ -169,7 +169,7 @@ def test_the_cli_bisects_commits_with_precision_planned_from_stored_parts(
     assert stage["outcome"] == "found"
     (c,) = stage["culprits"]
     assert c["key"] == shas[3]
-    assert c["step"]["precision"]["target"] == 0.05
+    assert c["step"]["precision"]["target"] == pytest.approx(0.05)
     assert c["step"]["low"] < 1.5 < c["step"]["high"]
     assert None not in machine.windows and min(machine.windows) >= pp.WINDOW_BOUNDS[0]
     # the comparison it prints to reproduce the culprit is planned as the search's were
