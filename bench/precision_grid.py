@@ -150,6 +150,53 @@ def smoothed(runs: list[dict]) -> pl.Fitted:
     return pl.estimate([pl.PilotRun(r["tasks"], r["us_per_task"], r["wall_s"]) for r in fixed])
 
 
+def _resample(runs: list[dict], rng: np.random.Generator) -> list[dict]:
+    """The runs with each design's pairs drawn with replacement (pairs stay whole)."""
+    out: list[dict] = []
+    for name in dict.fromkeys(r["design"] for r in runs):
+        rs = [r for r in runs if r["design"] == name]
+        pairs = [rs[i : i + 2] for i in range(0, len(rs) - 1, 2)]
+        for j in rng.integers(len(pairs), size=len(pairs)):
+            out += pairs[j]
+    return out
+
+
+def smoothed_ratio_ci(runs: list[dict], pick: int, boot: int = 400) -> tuple[float, float]:
+    """95 % percentile-bootstrap interval of the pick's ±/hour over the smoothed best's, the
+    model refitted to every resample of the pairs."""
+    rng = np.random.default_rng(0)
+    got = []
+    for _ in range(boot):
+        fixed = [r for r in _resample(runs, rng)
+                 if r["design"] == "pilot" or r["design"].replace(",", "").isdigit()]  # fmt: skip
+        f = pl.estimate([pl.PilotRun(r["tasks"], r["us_per_task"], r["wall_s"]) for r in fixed],
+                        boot=0).parts  # fmt: skip
+        best = pl.per_hour(f, pl.best_window(f, (100, 200_000)))
+        if best > 0:
+            got.append(pl.per_hour(f, pick) / best)
+    return float(np.percentile(got, 2.5)), float(np.percentile(got, 97.5))
+
+
+def measured_vs_best(runs: list[dict], pick: int, boot: int = 2000) -> None:
+    """The plan's design against the best measured design, each from its own pairs: the
+    ratio of their ±/hour with a bootstrap interval (the best chosen anew in each resample,
+    so the interval carries the winner's curse, not only the pick's noise)."""
+    grid = [r for r in runs if r["design"] != "pilot"]
+    names = list(dict.fromkeys(r["design"] for r in grid))
+    plan = next((n for n in names if n == f"plan {pick:,}" or n == f"{pick:,}"), None)
+    if plan is None:
+        return
+    rng = np.random.default_rng(1)
+
+    def ratio(rs: list[dict]) -> float:
+        ph = {r["design"]: r["half_width_per_hour"] for r in rows(rs)}
+        return ph[plan] / min(ph.values())
+
+    got = [ratio(_resample(grid, rng)) for _ in range(boot)]
+    print(f"the plan's design against the best measured design: ×{ratio(grid):.2f} (95% CI "
+          f"{np.percentile(got, 2.5):.2f}–{np.percentile(got, 97.5):.2f})")  # fmt: skip
+
+
 def show(data: dict) -> None:
     table = rows(data["runs"])
     best = min(r["half_width_per_hour"] for r in table)
@@ -172,7 +219,10 @@ def show(data: dict) -> None:
           f"±{math.expm1(pl.per_hour(p, n_best)):.2%}/hour")  # fmt: skip
     pick = data["pick"]
     ratio = pl.per_hour(p, pick) / pl.per_hour(p, n_best)
-    print(f"the pilot's pick {pick:,}: ×{ratio:.2f} of the smoothed best's ±/hour")
+    lo, hi = smoothed_ratio_ci(data["runs"], pick)
+    print(f"the pilot's pick {pick:,}: ×{ratio:.2f} (95% CI {lo:.2f}–{hi:.2f}) of the smoothed "
+          "best's ±/hour")  # fmt: skip
+    measured_vs_best(data["runs"], pick)
     for secs in (120.0,):
         n = round(secs / p.task_s) if p.task_s > 0 else 0
         if n:
