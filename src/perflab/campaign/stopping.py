@@ -114,7 +114,7 @@ def skip(store: Store, name: str, sets: dict[str, dict[str, Any]]) -> int:
     seqs = [q for n in notes for q in n["seqs"]]
     with store.tx() as db:
         if name in store.leases:
-            store._check_lease(db, name)
+            store.check_lease(db, name)
         db.execute("UPDATE campaigns SET definition=? WHERE name=?", (json.dumps(body), name))
         db.executemany("DELETE FROM planned WHERE campaign=? AND seq=?", [(name, q) for q in seqs])
     return len(seqs)
