@@ -190,7 +190,7 @@ def report(
 
     src = open_source(source, None if store is None else str(store), metric)
     return write_report(src.dataset(metric), src.runs, out_dir, source, without, before_after,
-                        src.shared_hosts, src.precision)  # fmt: skip
+                        src.shared_hosts, src.precision, src.stopped)  # fmt: skip
 
 
 #: The name this function had first (``perflab.report_on``).

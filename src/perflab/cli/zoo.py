@@ -204,7 +204,11 @@ def _config(o: dict[str, Any], targets: list[str], kinds: list[str]) -> ZooConfi
 
 def _round(store: Store, name: str) -> dict[str, int]:
     before = store.counts(name)  # the bar is on stderr: shown also with --json
-    with terminal.campaign_progress(name, before["planned"], before["done"]) as (start, on_result):
+    with terminal.campaign_progress(name, before["planned"], before["done"]) as (
+        start,
+        on_result,
+        _,
+    ):
         return run_campaign(store, name, on_result=on_result, on_start=start)
 
 

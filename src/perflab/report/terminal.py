@@ -5,7 +5,7 @@ The CLI prints through these; the same functions work in a Jupyter cell.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -101,10 +101,13 @@ def print_factors(factors: list[Any]) -> None:
 @contextmanager
 def campaign_progress(
     name: str, planned: int, done: int
-) -> Iterator[tuple[Callable[[], None], Callable[[RunRecord, int, int], None]]]:
+) -> Iterator[
+    tuple[Callable[[], None], Callable[[RunRecord, int, int], None], Callable[[int], None]]
+]:
     """A progress bar with ETA and the fastest run so far; yields (start, the per-run
-    callback). The bar shows from ``start`` (once the campaign's lease is held: a driver
-    refused by another shows no bar) or the first result."""
+    callback, less: n planned runs are not needed, so the total drops by n). The bar shows
+    from ``start`` (once the campaign's lease is held: a driver refused by another shows no
+    bar) or the first result."""
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]  # fmt: skip
     best: list[float] = []
@@ -123,25 +126,41 @@ def campaign_progress(
                 f"{escape((rec.error or '').splitlines()[0][:120] if rec.error else '')}"
             )
 
+    total = [planned]
+
+    def less(n: int) -> None:
+        total[0] = max(0, total[0] - n)
+        progress.update(task, total=total[0])
+
     try:
-        yield progress.start, on_result
+        yield progress.start, on_result, less
     finally:
         progress.stop()
 
 
-def print_counts(name: str, counts: dict[str, int]) -> None:
-    Console().print(
+def print_counts(name: str, counts: dict[str, int], stopped: Sequence[dict[str, Any]] = ()) -> None:
+    """``campaign run``'s last lines: the counts, and why each set stopped early."""
+    console = Console()
+    console.print(
         f"{escape(name)}: {counts['done']}/{counts['planned']} done "
         f"({counts['ok']} ok, {counts['failed']} failed, {counts['timeout']} timeout)"
-        + _unmeasured(counts)
+        + _unmeasured(counts, stopped)
     )
+    _print_stopped(console, stopped)
 
 
-def _unmeasured(counts: dict[str, int]) -> str:
+def _print_stopped(console: Console, stopped: Sequence[dict[str, Any]]) -> None:
+    for s in stopped:
+        console.print(escape(f"  {s['line']}"))
+
+
+def _unmeasured(counts: dict[str, int], stopped: Sequence[dict[str, Any]] = ()) -> str:
     n = counts.get("unmeasured", 0)
     out = f"; {n} not measured (infrastructure failure; retried on resume)" if n else ""
-    skipped = counts.get("not_needed")  # off the plan: their sets met the target
-    return out + (f"; {skipped} planned runs not needed (their sets known)" if skipped else "")
+    skipped = counts.get("not_needed")  # off the plan: their sets met the target or lost
+    lost = any(s["reason"].startswith("out") for s in stopped)
+    why = "their sets known or out of the running" if lost else "their sets known"
+    return out + (f"; {skipped} planned runs not needed ({why})" if skipped else "")
 
 
 def print_status(st: dict[str, Any]) -> None:
@@ -152,8 +171,11 @@ def print_status(st: dict[str, Any]) -> None:
     console.print(
         f"[bold]{escape(st['name'])}[/bold] ({st['design']}, {escape(st['target'])}): "
         f"{c['done']}/{c['planned']} done, {c['ok']} ok, {c['failed']} failed, "
-        f"{c['timeout']} timeout{_unmeasured(c)}; ETA {eta}"
+        f"{c['timeout']} timeout{_unmeasured(c, st.get('stopped', []))}; ETA {eta}"
     )
+    _print_stopped(console, st.get("stopped", []))
+    if st.get("out_of_running"):
+        console.print(escape(st["out_of_running"]["line"]))
     if st["best"]:
         console.print(
             f"fastest: {st['best']['us_per_task']:,.1f} µs/task "
