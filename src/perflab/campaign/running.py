@@ -26,10 +26,13 @@ independent runs, normal on the log scale, a set's run count not chosen from its
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
+
+import numpy as np
 
 from perflab.campaign.definition import CampaignDef
 from perflab.errors import PerflabError
@@ -101,7 +104,8 @@ def resolve(
     return new
 
 
-def schedule(planned_blocks: int) -> tuple[list[int], int]:
+@functools.cache
+def schedule(planned_blocks: int) -> tuple[tuple[int, ...], int]:
     """The block counts at which sets are judged, and how many of them the blocks first
     planned hold (P): compare's looks (~1.5× steps) from ``FIRST_LOOK`` to the last block
     boundary of the plan, then on at the same steps for blocks added later."""
@@ -111,7 +115,7 @@ def schedule(planned_blocks: int) -> tuple[list[int], int]:
     planned = looks(FIRST_LOOK, last) if last >= FIRST_LOOK else []
     start = planned[-1] if planned else FIRST_LOOK
     more = looks(start, 10**9)[: MOST_LOOKS - len(planned)]
-    return sorted({*planned, *more}), len(planned)
+    return tuple(sorted({*planned, *more})), len(planned)
 
 
 def look_level(g: Goal, planned_blocks: int, block: int) -> tuple[int, float] | None:
@@ -140,14 +144,18 @@ def judge(
     that ends lowest) by more than log(1 + ``threshold``). Pure: the simulations call it.
     Returns set -> its interval, the best's, and the ratio of its lower end to the best's
     upper end (metric units)."""
-    from perflab.analysis.stats import mean_ci
+    from perflab.analysis.stats import t_interval
 
-    ci: dict[str, tuple[float, float]] = {}
-    for s, y in logs.items():
-        if len(y) >= 2:
-            _, lo, hi = mean_ci(y, confidence)
-            assert lo is not None and hi is not None
-            ci[s] = (lo, hi)
+    names = sorted(s for s, y in logs.items() if len(y) >= 2)
+    ys = [np.asarray(logs[s], float) for s in names]
+    n = np.array([len(y) for y in ys], float)
+    mean = np.array([y.mean() for y in ys])
+    se = np.array([y.std(ddof=1) for y in ys]) / np.sqrt(n)
+    # one t quantile call for every set (the simulations call this thousands of times);
+    # a set of equal values has the point as its interval, as ``mean_ci`` gives it
+    lo, hi = t_interval(confidence, n - 1, loc=mean, scale=np.where(se > 0, se, 1.0))
+    lo, hi = np.where(se > 0, lo, mean), np.where(se > 0, hi, mean)
+    ci = {s: (float(lo[i]), float(hi[i])) for i, s in enumerate(names)}
     if len(ci) < 2:
         return {}
     best = min(ci, key=lambda s: (ci[s][1], s))
