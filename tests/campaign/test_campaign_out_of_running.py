@@ -22,7 +22,7 @@ from perflab.analysis.stats import clopper_pearson
 from perflab.campaign import running
 from perflab.campaign.source import open_source
 from perflab.cli.app import main
-from perflab.report import terminal
+from perflab.report import campaign_text, terminal
 
 #: The simulated campaigns: true mean log metric per set. "edge" is exactly the threshold
 #: slower than the fastest (the hardest set not to stop wrongly), "near" within it; "slow"
@@ -186,7 +186,7 @@ def test_the_progress_bar_total_drops_by_the_runs_not_needed(
 ) -> None:
     out = io.StringIO()
     monkeypatch.setattr(terminal, "err_console", Console(file=out, width=120))
-    with terminal.campaign_progress("p", 16, 0) as (start, _, less):
+    with campaign_text.campaign_progress("p", 16, 0) as (start, _, less):
         start()
         less(5)
     assert "0/11" in out.getvalue() and "/16" not in out.getvalue().splitlines()[-1]

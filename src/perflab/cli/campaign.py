@@ -33,7 +33,7 @@ from perflab.cli.precise import (
 )
 from perflab.cli.spec_options import base_spec, factor_names, factors_option, run_options
 from perflab.errors import PerflabError
-from perflab.report import terminal
+from perflab.report import campaign_text
 
 
 def _designs() -> Any:
@@ -250,14 +250,14 @@ def campaign_run(
     goal = running.resolve(store.campaign(name), fastest, threshold, alpha)
     with shown_warnings():
         before = store.counts(name)  # the bar is on stderr: shown also with --json
-        with terminal.campaign_progress(name, before["planned"], before["done"]) as bar:
+        with campaign_text.campaign_progress(name, before["planned"], before["done"]) as bar:
             counts = api.campaign_run(name, chosen, max_runs, bar[1], store, on_start=bar[0],
                                       on_skip=bar[2], fastest=goal)  # fmt: skip
         stopped = stopping.stopped(store.campaign(name))
         if as_json:
             click.echo(json.dumps({**counts, "stopped": stopped}))
         else:
-            terminal.print_counts(name, counts, stopped)
+            campaign_text.print_counts(name, counts, stopped)
     if counts["unmeasured"]:
         last = store.unmeasured(name)[-1]
         click.echo(
@@ -287,7 +287,7 @@ def campaign_status(
     if as_json:
         click.echo(json.dumps(st))
     else:
-        terminal.print_status(st)
+        campaign_text.print_status(st)
 
 
 @campaign.command("list")
@@ -300,4 +300,4 @@ def campaign_list(store_path: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows))
     else:
-        terminal.print_campaigns(rows, str(store.path))
+        campaign_text.print_campaigns(rows, str(store.path))
