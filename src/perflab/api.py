@@ -121,10 +121,8 @@ def campaign_run(
 ) -> dict[str, int]:
     """``perflab campaign run``: run (or resume) campaign ``name``'s pending runs, each
     committed when it finishes; returns the counts. ``runner_options`` go to the runner
-    (``parsl_config`` for ``runner="parsl"``); ``on_start=f`` calls f once the lease is held,
-    ``on_skip=f`` calls f(n) when n planned runs are not needed; ``fastest`` (a
-    ``campaign.running.Goal``) stores the goal of the fastest set: a set out of the running
-    stops too."""
+    (``parsl_config`` for ``runner="parsl"``); ``on_start``, ``on_skip`` and ``fastest`` go
+    to ``campaign.plan.run_campaign``."""
     from perflab.campaign.plan import run_campaign
 
     return run_campaign(open_store(store), name, runner, on_result, max_runs, **runner_options)
