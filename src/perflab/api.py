@@ -121,7 +121,8 @@ def campaign_run(
 ) -> dict[str, int]:
     """``perflab campaign run``: run (or resume) campaign ``name``'s pending runs, each
     committed when it finishes; returns the counts. ``runner_options`` go to the runner
-    (``parsl_config`` for ``runner="parsl"``); ``on_start=f`` calls f once the lease is held."""
+    (``parsl_config`` for ``runner="parsl"``); ``on_start``, ``on_skip`` and ``fastest`` go
+    to ``campaign.plan.run_campaign``."""
     from perflab.campaign.plan import run_campaign
 
     return run_campaign(open_store(store), name, runner, on_result, max_runs, **runner_options)
@@ -190,7 +191,7 @@ def report(
 
     src = open_source(source, None if store is None else str(store), metric)
     return write_report(src.dataset(metric), src.runs, out_dir, source, without, before_after,
-                        src.shared_hosts, src.precision)  # fmt: skip
+                        src.shared_hosts, src.precision, src.stopped)  # fmt: skip
 
 
 #: The name this function had first (``perflab.report_on``).

@@ -19,6 +19,7 @@ from perflab.campaign.definition import CampaignDef
 from perflab.campaign.designs import DESIGNS, Constraints
 from perflab.campaign.runners import RUNNERS
 from perflab.campaign.runners.base import OnResult, Runner
+from perflab.campaign.running import Goal
 from perflab.campaign.store import Store
 from perflab.errors import PerflabError
 from perflab.factors import snapshot
@@ -198,6 +199,8 @@ def run_campaign(
     on_result: OnResult | None = None,
     max_runs: int | None = None,
     on_start: Callable[[], None] | None = None,
+    on_skip: Callable[[int], None] | None = None,
+    fastest: Goal | None = None,
     **runner_options: Any,
 ) -> dict[str, int]:
     """Run a campaign's pending runs (resuming where it stopped); returns the counts.
@@ -205,7 +208,10 @@ def run_campaign(
     Each finished run (ok, failed or timeout) is committed at once; a duration budget stops
     this invocation between runs. ``runner_options`` go to the runner (e.g. ``parsl_config``)
     unless it comes made by ``check_run``. ``on_start`` is called once the campaign's lease
-    is held (a progress bar shown before it would precede another driver's refusal).
+    is held (a progress bar shown before it would precede another driver's refusal);
+    ``on_skip(n)`` when n planned runs are taken off as not needed. ``fastest`` (``campaign
+    run --fastest``, ``running.resolve``) is stored as the campaign's goal: from then on a
+    set also stops once it is out of the running.
     """
     definition = store.campaign(name)
     if isinstance(runner, str):
@@ -218,12 +224,14 @@ def run_campaign(
             warnings.warn(note, stacklevel=2)
         if on_start is not None:
             on_start()
+        if fastest is not None:
+            definition = stopping.record_goal(store, name, fastest)
         pending = list(planned_specs(store, name))
         if max_runs is not None:
             pending = pending[:max_runs]
         deadline = time.monotonic() + definition.budget_s if definition.budget_s else None
         if stopping.applies(definition):  # a target: each set stops once known
-            stopping.run_blocks(store, definition, chosen, pending, deadline, on_result)
+            stopping.run_blocks(store, definition, chosen, pending, deadline, on_result, on_skip)
         else:
             chosen.run(store, pending, deadline, on_result)
     return _counts(store, name)
@@ -268,6 +276,8 @@ def status(store: Store, name: str, target: float | None = None) -> dict[str, An
         "best": dict(best) if best else None,
         "latest": [dict(r) for r in store.latest(name)],
         "precision": precision(store, definition, durations, target),
+        "stopped": stopping.stopped(definition),  # sets whose runs were not needed, and why
+        "out_of_running": stopping.spent(definition),
     }
 
 

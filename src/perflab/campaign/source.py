@@ -36,6 +36,8 @@ class Source:
     #: The CI half-width the campaign was created for (``campaign create --precision``;
     #: None: none stored, or a CSV)
     precision: float | None = None
+    #: Why sets stopped early, one line each, then the error the looks spent (``stopping``)
+    stopped: list[str] = field(default_factory=list)
 
     def dataset(self, metric: str = "us_per_task") -> Dataset:
         """The analysis dataset of the ok runs with a value of ``metric``."""
@@ -76,7 +78,13 @@ def open_source(source: str, store_path: str | None = None, metric: str = "us_pe
     meta = StudyMeta(sequences=definition.sequences, **study_meta(catalog, definition.factors))
     errors = [r.error for r in records if r.status != "ok" and r.error]
     cause = errors[-1].strip().splitlines()[-1] if errors else ""
-    return Source(source, runs, definition.factors, meta, cause, shared, definition.precision)
+    from perflab.campaign import stopping
+
+    stops = [s["line"] for s in stopping.stopped(definition)]
+    spent = stopping.spent(definition)
+    stops += [spent["line"]] if spent else []
+    return Source(source, runs, definition.factors, meta, cause, shared, definition.precision,
+                  stops)  # fmt: skip
 
 
 def load(source: str, store_path: str | None = None, metric: str = "us_per_task") -> Dataset:

@@ -13,20 +13,27 @@ so it spends no alpha on looking.
 The runs skipped are taken off the plan and recorded in the definition's
 ``design_info["not_needed"]`` (never stored as runs: neither failed nor measured), so
 ``campaign status``'s runs planned, its ETA and a resumed ``campaign run`` all count them
-alike."""
+alike.
+
+With ``campaign run --fastest`` (the goal stored in the definition) a set also stops once it
+is out of the running (``running``: clearly slower than the best, at a level that accounts
+for the sets and the looks); its runs are not needed through the same ``skip``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from itertools import groupby
 from typing import Any
 
 import numpy as np
 
+from perflab.campaign import running
 from perflab.campaign.definition import CampaignDef
 from perflab.campaign.runners.base import OnResult, Runner
 from perflab.campaign.store import Store
@@ -34,20 +41,32 @@ from perflab.spec import RunSpec
 
 
 def applies(definition: CampaignDef) -> bool:
-    """Whether ``campaign run`` stops this campaign's sets when known: a target and a design
-    of its own (not a search's ordered runs, nor the zoo's explicit plan, which stop
-    themselves)."""
-    return (
-        definition.precision is not None
-        and not definition.imported
-        and definition.design != "ordered"
-        and "plan" not in definition.design_info
-    )
+    """Whether ``campaign run`` stops this campaign's sets early: a target or the goal of
+    the fastest set, and a design of its own (``running.stoppable``)."""
+    wants = definition.precision is not None or running.goal(definition) is not None
+    return wants and running.stoppable(definition)
 
 
 def not_needed(definition: CampaignDef) -> int:
     """How many planned runs were skipped as not needed."""
     return sum(len(s["seqs"]) for s in definition.design_info.get("not_needed", []))
+
+
+def stopped(definition: CampaignDef) -> list[dict[str, Any]]:
+    """Each set stopped early: its runs, planned runs, the runs not needed and why."""
+    out = []
+    for n in definition.design_info.get("not_needed", []):
+        why = running.reason(n)
+        out.append({"set": n["set"], "runs": n["runs"], "planned": n["planned"],
+                    "not_needed": len(n["seqs"]), "reason": why,
+                    "line": f"{n['set']}: {len(n['seqs'])} runs not needed, {why}"})  # fmt: skip
+    return out
+
+
+def spent(definition: CampaignDef) -> dict[str, Any] | None:
+    """The goal of the fastest set and the error its looks spend, stated (None: no goal)."""
+    g = running.goal(definition)
+    return None if g is None else running.spent(g, definition.replicates, definition.sets)
 
 
 def set_target(definition: CampaignDef, sets: list[list[str]]) -> float | None:
@@ -64,7 +83,30 @@ def set_target(definition: CampaignDef, sets: list[list[str]]) -> float | None:
     return math.log1p(definition.precision) / math.sqrt(2 * scale)
 
 
-def known(store: Store, definition: CampaignDef) -> dict[str, dict[str, Any]]:
+def _key(treatments: str) -> str:
+    return ",".join(sorted(treatments.split(","))) if treatments else ""
+
+
+def logs(store: Store, name: str, before: int | None = None) -> dict[str, list[float]]:
+    """Each set's log metric over its ok runs (µs per task, else wall seconds: a command's,
+    as status), of the replicate blocks before ``before`` only when given."""
+    sql = (
+        "SELECT r.treatments, r.us_per_task, r.wall_s FROM runs r JOIN planned p ON "
+        "p.campaign = r.campaign AND p.seq = r.seq WHERE r.campaign=? AND r.status='ok'"
+    )
+    rows = store.db.execute(
+        sql + (" AND p.replicate < ?" if before is not None else ""),
+        (name,) if before is None else (name, before),
+    ).fetchall()
+    col = 1 if all(r[1] is not None for r in rows) else 2
+    out: dict[str, list[float]] = {}
+    for r in rows:
+        if r[col] is not None and r[col] > 0:
+            out.setdefault(_key(r[0]), []).append(math.log(r[col]))
+    return out
+
+
+def known(store: Store, definition: CampaignDef, block: int) -> dict[str, dict[str, Any]]:
     """The sets with planned runs left whose interval meets their share of the target, from
     half their planned runs on: set -> its runs, planned runs and half-width (relative)."""
     from perflab.analysis.reach import LEVEL
@@ -73,51 +115,93 @@ def known(store: Store, definition: CampaignDef) -> dict[str, dict[str, Any]]:
     name = definition.name
     planned = Counter(",".join(sorted(t)) for _, t in store.planned(name))
     open_sets = {",".join(sorted(t)) for _, t in store.pending(name)}
-    h = set_target(definition, [s.split(",") if s else [] for s in planned])
-    if h is None or not open_sets:
+    if definition.precision is None or not open_sets:
         return {}
-    rows = store.db.execute(
-        "SELECT treatments, us_per_task, wall_s FROM runs WHERE campaign=? AND status='ok'",
-        (name,),
-    ).fetchall()
-    col = 1 if all(r[1] is not None for r in rows) else 2  # as status: a command's wall_s
-    logs: dict[str, list[float]] = {}
-    for r in rows:
-        if r[col] is not None and r[col] > 0:
-            key = ",".join(sorted(r[0].split(","))) if r[0] else ""
-            logs.setdefault(key, []).append(math.log(r[col]))
+    h = set_target(definition, [s.split(",") if s else [] for s in planned])
+    if h is None:
+        return {}
+    ys = logs(store, name)
     out = {}
     for s in open_sets:
-        y = logs.get(s, [])
+        y = ys.get(s, [])
         if len(y) < max(2, math.ceil(planned[s] / 2)):
             continue
         hw = half_width(float(np.var(y, ddof=1)), len(y), LEVEL)
         if hw <= h:
-            out[s] = {"runs": len(y), "planned": planned[s], "half_width": math.expm1(hw)}
+            out[s] = {"runs": len(y), "planned": planned[s], "half_width": math.expm1(hw),
+                      "block": block, "why": "known"}  # fmt: skip
     return out
 
 
+def out_of_running(store: Store, definition: CampaignDef, block: int) -> dict[str, dict[str, Any]]:
+    """The sets with planned runs left that are out of the running at the look before
+    replicate ``block`` (``running``), judged on the runs of the blocks before it once every
+    one of them is done; {} without the goal or a look there."""
+    g = running.goal(definition)
+    look = None if g is None else running.look_level(g, definition.replicates, block)
+    if g is None or look is None:
+        return {}
+    name = definition.name
+    pending = store.pending(name)
+    block_of = dict(store.db.execute("SELECT seq, replicate FROM planned WHERE campaign=?",
+                                     (name,)).fetchall())  # fmt: skip
+    if any(block_of[q] < block for q, _ in pending):
+        return {}  # an earlier block unfinished: its look is made once it is done
+    planned = Counter(",".join(sorted(t)) for _, t in store.planned(name))
+    gone = running.stopped_before(definition.design_info.get("not_needed", []), block)
+    ys = {s: y for s, y in logs(store, name, block).items() if s not in gone}
+    open_sets = {",".join(sorted(t)) for _, t in pending}
+    conf = running.set_confidence(look[1], max(len(planned), definition.sets))
+    found = running.judge(ys, open_sets, conf, g.threshold)
+    return {s: {"runs": len(ys[s]), "planned": planned[s], **v, "block": block,
+                "why": "out of the running", "look": look[0], "level": look[1],
+                "threshold": g.threshold} for s, v in found.items()}  # fmt: skip
+
+
+def stops(store: Store, definition: CampaignDef, block: int) -> dict[str, dict[str, Any]]:
+    """The sets that stop at the look before replicate ``block``: known (their interval
+    within their share of the target) or out of the running (the goal of the fastest set)."""
+    found = out_of_running(store, definition, block)
+    return {**found, **known(store, definition, block)}
+
+
 def skip(store: Store, name: str, sets: dict[str, dict[str, Any]]) -> int:
-    """Take the known ``sets``' pending runs off the plan and record them as not needed, in
-    one transaction (refused, as a run's store is, once another driver holds the lease)."""
+    """Take the stopped ``sets``' pending runs off the plan and record them as not needed,
+    in one transaction (refused, as a run's store is, once another driver holds the lease)."""
     if not sets:
         return 0
     pending = [(q, ",".join(sorted(t))) for q, t in store.pending(name)]
     at = datetime.now(UTC).isoformat(timespec="seconds")
     notes = [{"at": at, "set": s or "base", **v, "seqs": [q for q, k in pending if k == s]}
              for s, v in sorted(sets.items())]  # fmt: skip
-    definition = store.campaign(name)
-    info = {**definition.design_info}
+    info = {**store.campaign(name).design_info}
     info["not_needed"] = [*info.get("not_needed", []), *notes]
+    seqs = [q for n in notes for q in n["seqs"]]
+    write_info(store, name, info, seqs)
+    return len(seqs)
+
+
+def write_info(store: Store, name: str, info: dict[str, Any], drop: Sequence[int] = ()) -> None:
+    """Store campaign ``name``'s ``design_info`` and take the runs ``drop`` off its plan, in
+    one transaction, while this driver holds the lease (when it holds one)."""
+    definition = store.campaign(name)
     body = {k: v for k, v in definition.to_dict().items() if k not in ("name", "created_at")}
     body["design_info"] = info
-    seqs = [q for n in notes for q in n["seqs"]]
     with store.tx() as db:
         if name in store.leases:
-            store._check_lease(db, name)
+            store.check_lease(db, name)
         db.execute("UPDATE campaigns SET definition=? WHERE name=?", (json.dumps(body), name))
-        db.executemany("DELETE FROM planned WHERE campaign=? AND seq=?", [(name, q) for q in seqs])
-    return len(seqs)
+        db.executemany("DELETE FROM planned WHERE campaign=? AND seq=?", [(name, q) for q in drop])
+
+
+def record_goal(store: Store, name: str, g: running.Goal) -> CampaignDef:
+    """Store the goal of the fastest set in campaign ``name``'s definition (``--fastest``;
+    PerflabError if another goal is stored: its looks spent their error at it)."""
+    definition = store.campaign(name)
+    if running.goal(definition) != g:
+        running.resolve(definition, True, g.threshold, g.alpha)  # refuses another goal
+        write_info(store, name, {**definition.design_info, running.KEY: dataclasses.asdict(g)})
+    return store.campaign(name)
 
 
 def run_blocks(
@@ -127,19 +211,28 @@ def run_blocks(
     pending: list[tuple[int, RunSpec]],
     deadline: float | None,
     on_result: OnResult | None,
+    on_skip: Callable[[int], None] | None = None,
 ) -> None:
     """Run ``pending`` one replicate block at a time, skipping, before each block, the runs
-    of the sets known by then."""
+    of the sets stopped by then (``on_skip`` hears how many, for a progress bar's total)."""
     name = definition.name
     block_of = dict(
         store.db.execute("SELECT seq, replicate FROM planned WHERE campaign=?", (name,)).fetchall()
     )
-    for _, runs in groupby(pending, key=lambda r: block_of.get(r[0])):
-        skip(store, name, known(store, definition))
+
+    def look(block: int) -> None:
+        n = skip(store, name, stops(store, store.campaign(name), block))  # fresh notes
+        if n and on_skip is not None:
+            on_skip(n)
+
+    for block, runs in groupby(pending, key=lambda r: block_of.get(r[0])):
+        look(block if block is not None else 1 + max(block_of.values(), default=0))
         left = {q for q, _ in store.pending(name)}
         todo = [r for r in runs if r[0] in left]
         if deadline is not None and time.monotonic() >= deadline:
             return
         if todo:
             runner.run(store, todo, deadline, on_result)
-    skip(store, name, known(store, definition))  # the last block's sets, for status
+    # the last block's sets, for status: at the next block planned (none: past the last)
+    rest = [block_of[q] for q, _ in store.pending(name) if q in block_of]
+    look(min(rest) if rest else 1 + max(block_of.values(), default=0))

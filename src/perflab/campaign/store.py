@@ -311,7 +311,7 @@ class Store:
         holds it (a driver that was stopped and taken over must not write)."""
         with self.tx() as db:
             for campaign in {rec.campaign for rec, _ in items} & set(self.leases):
-                self._check_lease(db, str(campaign))
+                self.check_lease(db, str(campaign))
             try:
                 db.executemany(INSERT_RUN, [_row(rec, seq) for rec, seq in items])
             except sqlite3.IntegrityError as exc:
@@ -345,7 +345,7 @@ class Store:
         """Remember an attempt that an infrastructure failure spoiled; its run stays pending."""
         with self.tx() as db:
             if record.campaign in self.leases:
-                self._check_lease(db, str(record.campaign))
+                self.check_lease(db, str(record.campaign))
             db.execute(
                 "INSERT INTO unmeasured VALUES (?, ?, ?, ?, ?, ?)",
                 (record.campaign, seq, record.run_id, record.ended_at, cause, record.to_json()),
@@ -359,7 +359,8 @@ class Store:
             (name,),
         ).fetchall()
 
-    def _check_lease(self, db: sqlite3.Connection, campaign: str) -> None:
+    def check_lease(self, db: sqlite3.Connection, campaign: str) -> None:
+        """In ``db``'s transaction: refuse a write once another driver took the lease."""
         row = db.execute("SELECT token FROM leases WHERE campaign=?", (campaign,)).fetchone()
         if row is None or row[0] != self.leases[campaign]:
             raise PerflabError(

@@ -33,7 +33,7 @@ from perflab.cli.precise import (
 )
 from perflab.cli.spec_options import base_spec, factor_names, factors_option, run_options
 from perflab.errors import PerflabError
-from perflab.report import terminal
+from perflab.report import campaign_text
 
 
 def _designs() -> Any:
@@ -206,6 +206,28 @@ def _extend_to(
 @runner_option
 @click.option("--parsl-config", type=click.Path(), help="With --runner parsl: where runs go.")
 @click.option("--max-runs", type=int, help="Stop after this many runs (resume later).")
+@click.option(
+    "--fastest",
+    is_flag=True,
+    help="The question is which set is fastest: a set also stops (its runs not needed) once "
+    "it is clearly slower than the best, its interval wholly above the best's by more than "
+    "--threshold at a level that accounts for every set and look (--alpha). Stored with the "
+    "campaign: a resumed run keeps it. Without it, sets stop only at --precision's target.",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    default=None,
+    help="With --fastest: how much slower than the best a set must clearly be to stop "
+    "(default 0.05: 5%).",
+)
+@click.option(
+    "--alpha",
+    type=float,
+    default=None,
+    help="With --fastest: the chance of stopping any set within --threshold of the fastest, "
+    "over all sets and looks (default 0.05).",
+)
 @store_option
 @json_option
 def campaign_run(
@@ -213,21 +235,29 @@ def campaign_run(
     runner: str,
     parsl_config: str | None,
     max_runs: int | None,
+    fastest: bool,
+    threshold: float | None,
+    alpha: float | None,
     store_path: str | None,
     as_json: bool,
 ) -> None:
     """Run (or resume) campaign NAME: each finished run is committed at once."""
+    from perflab.campaign import running, stopping
+
     store = Store(store_path)
     options = {"parsl_config": resolved(parsl_config)}
     chosen = api.campaign_check_run(name, runner, max_runs, store, **options)
+    goal = running.resolve(store.campaign(name), fastest, threshold, alpha)
     with shown_warnings():
         before = store.counts(name)  # the bar is on stderr: shown also with --json
-        with terminal.campaign_progress(name, before["planned"], before["done"]) as bar:
-            counts = api.campaign_run(name, chosen, max_runs, bar[1], store, on_start=bar[0])
+        with campaign_text.campaign_progress(name, before["planned"], before["done"]) as bar:
+            counts = api.campaign_run(name, chosen, max_runs, bar[1], store, on_start=bar[0],
+                                      on_skip=bar[2], fastest=goal)  # fmt: skip
+        stopped = stopping.stopped(store.campaign(name))
         if as_json:
-            click.echo(json.dumps(counts))
+            click.echo(json.dumps({**counts, "stopped": stopped}))
         else:
-            terminal.print_counts(name, counts)
+            campaign_text.print_counts(name, counts, stopped)
     if counts["unmeasured"]:
         last = store.unmeasured(name)[-1]
         click.echo(
@@ -257,7 +287,7 @@ def campaign_status(
     if as_json:
         click.echo(json.dumps(st))
     else:
-        terminal.print_status(st)
+        campaign_text.print_status(st)
 
 
 @campaign.command("list")
@@ -270,4 +300,4 @@ def campaign_list(store_path: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows))
     else:
-        terminal.print_campaigns(rows, str(store.path))
+        campaign_text.print_campaigns(rows, str(store.path))

@@ -24,7 +24,7 @@ from perflab.cli.app import (
 from perflab.cli.precise import max_time_option, parse_target, precision_option
 from perflab.cli.spec_options import timeout_option
 from perflab.errors import PerflabError, Unanswerable
-from perflab.report import terminal
+from perflab.report import campaign_text
 from perflab.zoo.suite import (
     DEFAULT_LEVELS,
     ZooConfig,
@@ -204,7 +204,11 @@ def _config(o: dict[str, Any], targets: list[str], kinds: list[str]) -> ZooConfi
 
 def _round(store: Store, name: str) -> dict[str, int]:
     before = store.counts(name)  # the bar is on stderr: shown also with --json
-    with terminal.campaign_progress(name, before["planned"], before["done"]) as (start, on_result):
+    with campaign_text.campaign_progress(name, before["planned"], before["done"]) as (
+        start,
+        on_result,
+        _,
+    ):
         return run_campaign(store, name, on_result=on_result, on_start=start)
 
 

@@ -37,6 +37,7 @@ def write_report(
     before_after: list[tuple[str, str | None]] | None = None,
     shared_hosts: dict[str, Any] | None = None,
     target: float | None = None,
+    stopped: list[str] | None = None,
 ) -> Path:
     """Analyse, draw every figure, and write ``out_dir/report.html`` (+ figures/,
     analysis.json). ``before_after``: extra before/after scatters, each (factor, the factor
@@ -44,7 +45,8 @@ def write_report(
     ``shared_hosts``: the campaign's runs that overlapped on one host (``hostshare.summary``),
     kept in analysis.json and warned on the page. analysis.json's ``precision`` is the
     precision per hour (``reach``) against ``target`` (the campaign's ``--precision``; None:
-    ``reach.DEFAULT_TARGET``), a run's cost the median gap between run starts."""
+    ``reach.DEFAULT_TARGET``), a run's cost the median gap between run starts; ``stopped``
+    (the campaign's sets stopped early and why, ``Source.stopped``) goes with its lines."""
     t0 = time.perf_counter()
     out = Path(out_dir)
     ctx = build(ds, runs, without, before_after=before_after)
@@ -67,6 +69,8 @@ def write_report(
         a = {**a, "shared_hosts": shared_hosts}
     # beside the analysis contract, as shared_hosts: a run's wall time is the report's
     reached = reach(ds.y, ds.x, ds.factors, run_seconds(ds.t), target or DEFAULT_TARGET)
+    if stopped:  # as campaign status says them: the same notes, the same words
+        reached = {**reached, "stopped": stopped, "lines": [*reached["lines"], *stopped]}
     a = {**a, "precision": reached}
     (out / "analysis.json").write_text(json.dumps(a, default=float, indent=1))
     warn = [shared_hosts["warning"]] if shared_hosts and shared_hosts["warning"] else []
