@@ -232,6 +232,7 @@ def look(
     prior: dict[str, int] | None = None,
     reach: int = REACH,
     extend: Callable[[Local, list[list[str]]], Local] | None = None,
+    drop_alpha: float | None = None,
 ) -> list[Evidence]:
     """One look: ``runs`` new knock-out runs of ``groups`` (``measure`` runs the design's rows
     and returns the sets and times, which are appended to ``seen``), then the local model on
@@ -239,7 +240,8 @@ def look(
     are columns too, not tested again, so every earlier run stays in the model. Each group's
     drop cost (time without ÷ with) gets its interval at the look's level; "slower" needs the
     one-sided test significant (``ordered_tests`` at ``alpha``, the look's level) and the
-    estimate beyond the practical ``THRESHOLD`` (compare's rule).
+    estimate beyond the practical ``THRESHOLD`` (compare's rule); "faster" and "not slower"
+    read the interval at ``drop_alpha`` (``alpha`` if None; tune/spending.py, ``drop_level``).
     ``kept`` is what the reduction does if this is the last look: a group stays if it is
     slower, untested, or inconclusive where the look was blind to a ``MARGIN`` cost (its 95%
     interval wider than that either side) or ``presumed`` needed by the search with an
@@ -273,19 +275,20 @@ def look(
     p = np.where(ok, t_sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
     adjusted, decided = ordered_tests(list(p), groups, alpha, prior)
     q = float(t_ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
+    drop = alpha if drop_alpha is None else drop_alpha
+    qd = float(t_ppf(1 - drop, max(df, 1)))  # dropping: not the error the family's level guards
     bound = math.log1p(THRESHOLD)
     out = []
     for j, g in enumerate(groups):
         if not ok[j]:
             out.append(_untested(g, n))
             continue
-        lo, hi = cost[j] - q * se[j], cost[j] + q * se[j]
+        lo, hi, a = cost[j] - q * se[j], cost[j] + q * se[j], alpha
         if decided[j] and cost[j] >= bound:
             verdict = "slower"
-        elif hi < 0:
-            verdict = "faster"
-        elif hi <= bound:  # dropping is shown to cost less than the threshold
-            verdict = "not slower"
+        elif (d_hi := cost[j] + qd * se[j]) <= bound:  # shown to cost less than the threshold
+            verdict = "faster" if d_hi < 0 else "not slower"
+            lo, hi, a = cost[j] - qd * se[j], d_hi, drop
         else:
             verdict = "inconclusive"
         # an inconclusive group stays if the look could not have seen a MARGIN cost (too few
@@ -294,9 +297,9 @@ def look(
         doubt = "blind" if blind else "presumed" if set(g) <= presumed and cost[j] >= bound else ""
         kept = verdict == "slower" or (verdict == "inconclusive" and bool(doubt))
         r, lo_r, hi_r = math.exp(cost[j]), math.exp(lo), math.exp(hi)
-        why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt, alpha)
+        why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt, a)
         why = why if len(g) == 1 else why.replace("without it", f"without all {len(g)}", 1)
-        out.append(Evidence(g, kept, verdict, r, lo_r, hi_r, 1 - 2 * alpha, n, why))
+        out.append(Evidence(g, kept, verdict, r, lo_r, hi_r, 1 - 2 * a, n, why))
     return out
 
 
