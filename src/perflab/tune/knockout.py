@@ -240,8 +240,8 @@ def look(
     are columns too, not tested again, so every earlier run stays in the model. Each group's
     drop cost (time without ÷ with) gets its interval at the look's level; "slower" needs the
     one-sided test significant (``ordered_tests`` at ``alpha``, the look's level) and the
-    estimate beyond the practical ``THRESHOLD`` (compare's rule); "faster" and "not slower"
-    read the interval at ``drop_alpha`` (``alpha`` if None; tune/spending.py, ``drop_level``).
+    estimate beyond the practical ``THRESHOLD`` (compare's rule); "faster", "not slower" read
+    the interval at ``drop_alpha`` (``alpha`` if None; tune/spending.py, ``drop_level``).
     ``kept`` is what the reduction does if this is the last look: a group stays if it is
     slower, untested, or inconclusive where the look was blind to a ``MARGIN`` cost (its 95%
     interval wider than that either side) or ``presumed`` needed by the search with an
@@ -275,8 +275,8 @@ def look(
     p = np.where(ok, t_sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
     adjusted, decided = ordered_tests(list(p), groups, alpha, prior)
     q = float(t_ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
-    drop = alpha if drop_alpha is None else drop_alpha
-    qd = float(t_ppf(1 - drop, max(df, 1)))  # dropping: not the error the family's level guards
+    drop = alpha if drop_alpha is None else drop_alpha  # not the error the family guards
+    qd = float(t_ppf(1 - drop, max(df, 1)))
     bound = math.log1p(THRESHOLD)
     out = []
     for j, g in enumerate(groups):
@@ -284,13 +284,10 @@ def look(
             out.append(_untested(g, n))
             continue
         lo, hi, a = cost[j] - q * se[j], cost[j] + q * se[j], alpha
-        if decided[j] and cost[j] >= bound:
-            verdict = "slower"
-        elif (d_hi := cost[j] + qd * se[j]) <= bound:  # shown to cost less than the threshold
+        verdict = "slower" if decided[j] and cost[j] >= bound else "inconclusive"
+        if verdict != "slower" and (d_hi := cost[j] + qd * se[j]) <= bound:  # shown below it
             verdict = "faster" if d_hi < 0 else "not slower"
             lo, hi, a = cost[j] - qd * se[j], d_hi, drop
-        else:
-            verdict = "inconclusive"
         # an inconclusive group stays if the look could not have seen a MARGIN cost (too few
         # runs to tell), or if the search found it clearly helpful and the estimate agrees
         blind = Z95 * se[j] > math.log1p(MARGIN)
