@@ -116,9 +116,9 @@ def test_a_group_never_varied_apart_is_unassessable_not_dropped() -> None:
 
 
 def test_every_pair_of_looks_shares_alpha_in_proportion_to_runs() -> None:
-    """A look of nearly every run gets most of the ordinary looks' level: at a short budget
-    one look of 28 of 31 runs tests at (28/31) ** RHO (0.74) of (1 - SPLIT_SHARE -
-    PAIR_SHARE) ALPHA, the next gets the rest; the old equal split gave each ALPHA / LOOKS."""
+    """A look of nearly every run gets nearly the ordinary looks' whole level: at a short
+    budget one look of 28 of 31 runs tests at 0.8 of (1 - SPLIT_SHARE - PAIR_SHARE) ALPHA, the next
+    gets the rest; the old equal split gave each ALPHA / LOOKS."""
     first = spend(28 / 31, 0.0, 0, False)
     rest = spend(3 / 31, first, 1, True)
     cap = (1 - SPLIT_SHARE - PAIR_SHARE) * ALPHA

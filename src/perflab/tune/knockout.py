@@ -232,7 +232,6 @@ def look(
     prior: dict[str, int] | None = None,
     reach: int = REACH,
     extend: Callable[[Local, list[list[str]]], Local] | None = None,
-    drop_alpha: float | None = None,
 ) -> list[Evidence]:
     """One look: ``runs`` new knock-out runs of ``groups`` (``measure`` runs the design's rows
     and returns the sets and times, which are appended to ``seen``), then the local model on
@@ -240,8 +239,7 @@ def look(
     are columns too, not tested again, so every earlier run stays in the model. Each group's
     drop cost (time without ÷ with) gets its interval at the look's level; "slower" needs the
     one-sided test significant (``ordered_tests`` at ``alpha``, the look's level) and the
-    estimate beyond the practical ``THRESHOLD`` (compare's rule); "faster", "not slower" read
-    the interval at ``drop_alpha`` (``alpha`` if None; tune/spending.py, ``drop_level``).
+    estimate beyond the practical ``THRESHOLD`` (compare's rule).
     ``kept`` is what the reduction does if this is the last look: a group stays if it is
     slower, untested, or inconclusive where the look was blind to a ``MARGIN`` cost (its 95%
     interval wider than that either side) or ``presumed`` needed by the search with an
@@ -275,28 +273,30 @@ def look(
     p = np.where(ok, t_sf(cost / np.where(ok, se, 1), max(df, 1)), np.nan)
     adjusted, decided = ordered_tests(list(p), groups, alpha, prior)
     q = float(t_ppf(1 - alpha, max(df, 1)))  # the interval's ends are one-sided tests
-    drop = alpha if drop_alpha is None else drop_alpha  # not the error the family guards
-    qd = float(t_ppf(1 - drop, max(df, 1)))
     bound = math.log1p(THRESHOLD)
     out = []
     for j, g in enumerate(groups):
         if not ok[j]:
             out.append(_untested(g, n))
             continue
-        lo, hi, a = cost[j] - q * se[j], cost[j] + q * se[j], alpha
-        verdict = "slower" if decided[j] and cost[j] >= bound else "inconclusive"
-        if verdict != "slower" and (d_hi := cost[j] + qd * se[j]) <= bound:  # shown below it
-            verdict = "faster" if d_hi < 0 else "not slower"
-            lo, hi, a = cost[j] - qd * se[j], d_hi, drop
+        lo, hi = cost[j] - q * se[j], cost[j] + q * se[j]
+        if decided[j] and cost[j] >= bound:
+            verdict = "slower"
+        elif hi < 0:
+            verdict = "faster"
+        elif hi <= bound:  # dropping is shown to cost less than the threshold
+            verdict = "not slower"
+        else:
+            verdict = "inconclusive"
         # an inconclusive group stays if the look could not have seen a MARGIN cost (too few
         # runs to tell), or if the search found it clearly helpful and the estimate agrees
         blind = Z95 * se[j] > math.log1p(MARGIN)
         doubt = "blind" if blind else "presumed" if set(g) <= presumed and cost[j] >= bound else ""
         kept = verdict == "slower" or (verdict == "inconclusive" and bool(doubt))
         r, lo_r, hi_r = math.exp(cost[j]), math.exp(lo), math.exp(hi)
-        why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt, a)
+        why = _reason(kept, verdict, (r, lo_r, hi_r), float(adjusted[j]), n, n_out, doubt, alpha)
         why = why if len(g) == 1 else why.replace("without it", f"without all {len(g)}", 1)
-        out.append(Evidence(g, kept, verdict, r, lo_r, hi_r, 1 - 2 * a, n, why))
+        out.append(Evidence(g, kept, verdict, r, lo_r, hi_r, 1 - 2 * alpha, n, why))
     return out
 
 

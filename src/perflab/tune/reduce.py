@@ -42,7 +42,7 @@ from perflab.tune.knockout import (
     look,
     missing,
 )
-from perflab.tune.spending import ALPHA, LOOKS, SPLIT_SHARE, drop_level, spend
+from perflab.tune.spending import ALPHA, LOOKS, SPLIT_SHARE, spend
 from perflab.tune.verdicts import unassessable, unresolved
 
 __all__ = [
@@ -176,7 +176,7 @@ def reduce(
             break
         chunk = min(left, max(need, left // max(1, LOOKS - k)))
         last = k >= LOOKS - 1 or chunk == left
-        plain = spend(chunk / max(1, runs), spent, k, last, used / max(1, runs))
+        plain = spend(chunk / max(1, runs), spent, k, last)
         alpha = plain + (SPLIT_SHARE * ALPHA if split and not reserve_used else 0.0)
         if alpha <= 1e-9:
             break
@@ -193,7 +193,7 @@ def reduce(
         # the model stays around the search's pick: every run so far is near it
         evidence = look(
             best, open_, fixed, seen, measure, chunk, start, presumed, rng, alpha, prior, reach,
-            extend, drop_level(chunk / max(1, runs)),
+            extend,
         )  # fmt: skip
         open_, slower, mixed = [], [], []
         for e in evidence:

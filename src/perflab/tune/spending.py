@@ -1,10 +1,8 @@
 """How the reduction's knock-out looks (tune/knockout.py) share the family-wise level.
 
-The looks spend ``ALPHA`` by the share of the reduction's runs made so far (a Lan–DeMets
-spending function of the power family, ``t ** RHO``, close to O'Brien–Fleming's: early looks
-with few runs get little, the last look most; a union bound over the looks: the levels add
-up to at most ``ALPHA`` whatever the data decide about the looks' number and size), with a
-share kept for
+The looks spend ``ALPHA`` in proportion to the runs each brings (Lan–DeMets linear spending
+over the reduction's runs, a union bound over the looks: the levels add up to at most
+``ALPHA`` whatever the data decide about the looks' number and size), with a share kept for
 the look that splits a slower group and a share for the either-or pairs' tests after the
 looks (tune/either.py, Holm over every pair). Within a look the groups are tested in the
 search's order of support by Wiens' fallback procedure, so a run of clearly needed members
@@ -28,13 +26,6 @@ from perflab.analysis.stats import adjust, fallback
 ALPHA = 0.05
 #: Looks at the knock-out data at most; each tests at its share of ALPHA (``spend``).
 LOOKS = 3
-#: The spending function's power: the looks up to the share ``t`` of the reduction's runs
-#: spend ``t ** RHO`` of the ordinary looks' level. Linear spending (1) gave the first look,
-#: which decides the members that are clear at any level (p ~1e-8), a third of it, and left
-#: the last look, where 4-5 % members are decided, 1.1 % of the 3.25 % (bench/best_set.py,
-#: multiplicative truth, 15 runs per candidate: L=1 at raw p 0.0036 and d at 0.0059 missed
-#: in the last look, seeds 8 and 16). 3 is close to O'Brien–Fleming's function here.
-RHO = 3.0
 #: The least level a look tests at (a look of few new runs still decides what is clear).
 MIN_SHARE = 0.1
 #: Share of ALPHA kept for the look that splits a slower group (spent by no other look).
@@ -47,23 +38,20 @@ PAIR_SHARE = 0.15
 PAIR_ALPHA = PAIR_SHARE * ALPHA
 
 
-def spend(share: float, spent: float, k: int, last: bool, done: float | None = None) -> float:
+def spend(share: float, spent: float, k: int, last: bool) -> float:
     """The level of ordinary look ``k`` (0-based) whose new runs are ``share`` of the
-    reduction's runs, after the ordinary looks before it spent ``spent`` and made ``done``
-    of the runs (if None, the share whose spending is ``spent``): they share
-    ``(1 - SPLIT_SHARE - PAIR_SHARE) * ALPHA`` by the spending function ``t ** RHO`` of
-    the runs made, each at least ``MIN_SHARE`` of it (kept back for the looks that may
-    follow), the ``last`` what is left. The first look that tests a slower group's members gets
+    reduction's runs, after the ordinary looks before it spent ``spent``: they share
+    ``(1 - SPLIT_SHARE - PAIR_SHARE) * ALPHA`` in proportion to their runs (linear
+    spending), each at least ``MIN_SHARE`` of it (kept back for the looks that may follow),
+    the ``last`` what is left. The first look that tests a slower group's members gets
     ``SPLIT_SHARE * ALPHA`` on top (tune/reduce.py) and the pairs ``PAIR_ALPHA`` after the
     looks, so the levels of all tests add up to at most ALPHA (a union bound, whatever the
     data decide about the looks' number and size)."""
     cap = (1 - SPLIT_SHARE - PAIR_SHARE) * ALPHA
     if last:
         return max(0.0, cap - spent)
-    before = min(1.0, max(0.0, spent / cap) ** (1 / RHO) if done is None else max(0.0, done))
-    due = min(1.0, before + max(0.0, share)) ** RHO - before**RHO
     ahead = MIN_SHARE * cap * max(0, LOOKS - 1 - k)
-    return max(0.0, min(cap * max(MIN_SHARE, due), cap - spent - ahead))
+    return max(0.0, min(cap * max(MIN_SHARE, share), cap - spent - ahead))
 
 
 def ordered_tests(
@@ -83,17 +71,3 @@ def ordered_tests(
     for i, j in enumerate(order):
         out_p[j], out_d[j] = adj[i], dec[i]
     return out_p, out_d
-
-
-def drop_level(share: float) -> float:
-    """The level of the interval by which a look drops a member ("faster", "not slower";
-    tune/knockout.py): the share of the ordinary looks' level in proportion to the runs the
-    look brought (at least ``MIN_SHARE``, at most all of it), as linear spending gave every
-    look before the ``t ** RHO`` function. Dropping is not the error the family's level
-    guards (a member called needed that is not), so this level is no part of ``ALPHA``'s
-    sum; a look that spends little on "needed" (the first, at ``RHO`` 3) still drops what is
-    plainly not needed: with its tighter level it kept ``h`` (a 15 % harm that holds the
-    multiplicative truth's ``s`` in its helpful state) open a look longer, and ``L=2`` was
-    then shown needed beside ``h`` and kept when ``h`` went (seed 12)."""
-    cap = (1 - SPLIT_SHARE - PAIR_SHARE) * ALPHA
-    return cap * min(1.0, max(MIN_SHARE, share))
