@@ -21,8 +21,8 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from perflab.analysis.stats import norm_cdf, z_quantile
 from perflab.tune import knockout
 from perflab.tune import reduce as reduction
 from perflab.tune.optuna_search import OptunaSearch
@@ -38,7 +38,7 @@ def _cost(tr: Truth, chosen: list[str], f: str) -> float:
 def _line(row: dict[str, Any], true: float) -> str:
     """One look at a watched member: its evidence against the truth."""
     lo, hi, conf = row["ci_low"], row["ci_high"], row["confidence"]
-    q = stats.norm.ppf(1 - (1 - conf) / 2)
+    q = z_quantile(conf)
     se = (math.log(hi) - math.log(lo)) / (2 * q)
     z = (math.log(row["ratio"]) - math.log(true)) / se
     out = (
@@ -47,9 +47,9 @@ def _line(row: dict[str, Any], true: float) -> str:
         f"the truth, {row['runs']} runs near the set ({row['dropping']} dropping it)"
     )
     if true > 1.02:
-        crit = stats.norm.ppf(1 - row["alpha"] / row["groups"])
-        power = stats.norm.cdf(math.log(true) / se - crit)
-        need = row["runs"] * (se * (crit + stats.norm.ppf(0.9)) / math.log(true)) ** 2
+        crit = z_quantile(1 - 2 * row["alpha"] / row["groups"])
+        power = norm_cdf(math.log(true) / se - crit)
+        need = row["runs"] * (se * (crit + z_quantile(0.8)) / math.log(true)) ** 2
         out += f"; power at the truth {power:.2f}, {need:.0f} runs near the set for 0.90"
     return out
 

@@ -199,6 +199,11 @@ def norm_ppf(q: float) -> float:
     return float(special.ndtri(q))
 
 
+def norm_cdf(x: float) -> float:
+    """``scipy.stats.norm.cdf(x)`` (the same ``ndtr``): e.g. a normal test's power."""
+    return float(special.ndtr(x))
+
+
 def z_quantile(confidence: float) -> float:
     """The two-sided normal quantile of ``confidence``, ``norm.ppf((1 + confidence) / 2)``:
     the half-width of a normal interval in standard errors (``Z95`` at 0.95)."""
