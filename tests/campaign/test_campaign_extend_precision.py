@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-import perflab.cli  # noqa: F401  (registers the verbs)
+from homecli import cli, last_json
 from perflab.analysis.reach import more_per_set, reach
-from perflab.cli.app import main
 
 #: a halves the score, b does nothing; log-normal noise of sd 0.05
 SCORE = (
@@ -24,17 +23,6 @@ SCORE = (
     "t = set(os.environ['PERFLAB_TREATMENTS'].split(','))\n"
     "print(1000 * (0.5 if 'a' in t else 1.0) * math.exp(random.gauss(0, 0.05)))\n"
 )
-
-
-def cli(home: Path, *args: str) -> Result:
-    return CliRunner().invoke(main, list(args), env={"PERFLAB_HOME": str(home)})
-
-
-def last_json(res: Result) -> dict:
-    """The JSON a verb printed last (a warning may come before it)."""
-    assert res.exit_code == 0, res.output
-    out: dict = json.loads(res.output.strip().splitlines()[-1])
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -14,14 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
 from rich.console import Console
 
-import perflab.cli  # noqa: F401  (registers the verbs)
+from homecli import cli, last_json
 from perflab.analysis.stats import clopper_pearson
 from perflab.campaign import running
 from perflab.campaign.source import open_source
-from perflab.cli.app import main
 from perflab.report import campaign_text, terminal
 
 #: The simulated campaigns: true mean log metric per set. "edge" is exactly the threshold
@@ -94,16 +92,6 @@ SCORE = (
     "t = set(filter(None, os.environ['PERFLAB_TREATMENTS'].split(',')))\n"
     "print((2000.0 if 'slow' in t else 1000.0) * math.exp(random.gauss(0, 0.02)))\n"
 )
-
-
-def cli(home: Path, *args: str) -> Result:
-    return CliRunner().invoke(main, list(args), env={"PERFLAB_HOME": str(home)})
-
-
-def last_json(res: Result) -> dict:
-    assert res.exit_code == 0, res.output
-    out: dict = json.loads(res.output.strip().splitlines()[-1])
-    return out
 
 
 def made(home: Path) -> str:

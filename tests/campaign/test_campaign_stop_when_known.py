@@ -12,12 +12,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-import perflab.cli  # noqa: F401  (registers the verbs)
+from homecli import cli, last_json
 from perflab.campaign import stopping
 from perflab.campaign.definition import CampaignDef
-from perflab.cli.app import main
 
 #: 'a' is exact (a fixed value: known at its first look); the base spreads 50 % (never)
 SCORE = (
@@ -25,16 +23,6 @@ SCORE = (
     "t = set(filter(None, os.environ['PERFLAB_TREATMENTS'].split(',')))\n"
     "print(1000.0 if 'a' in t else 1000 * math.exp(random.gauss(0, 0.5)))\n"
 )
-
-
-def cli(home: Path, *args: str) -> Result:
-    return CliRunner().invoke(main, list(args), env={"PERFLAB_HOME": str(home)})
-
-
-def last_json(res: Result) -> dict:
-    assert res.exit_code == 0, res.output
-    out: dict = json.loads(res.output.strip().splitlines()[-1])
-    return out
 
 
 def made(home: Path, target: float | None) -> str:

@@ -1,0 +1,24 @@
+"""The CLI driven in-process against a perflab home of a test's own: what the verbs' tests
+over a ``--command`` campaign share."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+import perflab.cli  # noqa: F401  (registers the verbs)
+from perflab.cli.app import main
+
+
+def cli(home: Path, *args: str) -> Result:
+    """``perflab ARGS`` with ``PERFLAB_HOME`` at ``home``."""
+    return CliRunner().invoke(main, list(args), env={"PERFLAB_HOME": str(home)})
+
+
+def last_json(res: Result) -> dict:
+    """The JSON a verb printed last (a warning may come before it); the verb exited 0."""
+    assert res.exit_code == 0, res.output
+    out: dict = json.loads(res.output.strip().splitlines()[-1])
+    return out
