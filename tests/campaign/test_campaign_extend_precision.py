@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from click.testing import Result
 
-from homecli import cli, last_json
+from homecli import cli, command_campaign, last_json
 from perflab.analysis.reach import more_per_set, reach
 
 #: a halves the score, b does nothing; log-normal noise of sd 0.05
@@ -29,12 +29,7 @@ SCORE = (
 def ran(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 2² full factorial of the score, 3 runs per set, run."""
     work = tmp_path_factory.mktemp("extend")
-    (work / "score.py").write_text(SCORE)
-    db = str(work / "s.db")
-    made = cli(work, "campaign", "create", "p", "--command", f"python3 {work / 'score.py'}",
-               "--factors", "a,b", "--design", "full", "--runs", "3", "--seed", "1",
-               "--store", db)  # fmt: skip
-    assert made.exit_code == 0, made.output
+    db = command_campaign(work, SCORE, "a,b", 3, python="python3")
     assert cli(work, "campaign", "run", "p", "--store", db).exit_code == 0
     return work / "s.db"
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from homecli import cli, last_json
+from homecli import cli, command_campaign, last_json
 from perflab.analysis.stats import clopper_pearson
 from perflab.campaign import running
 from perflab.campaign.source import open_source
@@ -95,13 +95,7 @@ SCORE = (
 
 
 def made(home: Path) -> str:
-    (home / "score.py").write_text(SCORE)
-    db = str(home / "s.db")
-    res = cli(home, "campaign", "create", "p", "--command", f"python3 -S {home / 'score.py'}",
-              "--factors", "slow", "--design", "full", "--runs", "8", "--seed", "1",
-              "--store", db)  # fmt: skip
-    assert res.exit_code == 0, res.output
-    return db
+    return command_campaign(home, SCORE, "slow", 8)
 
 
 def test_a_clearly_slower_set_stops_early_and_every_view_agrees(tmp_path: Path) -> None:

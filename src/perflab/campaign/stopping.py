@@ -26,7 +26,7 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from itertools import groupby
 from typing import Any
@@ -83,8 +83,9 @@ def set_target(definition: CampaignDef, sets: list[list[str]]) -> float | None:
     return math.log1p(definition.precision) / math.sqrt(2 * scale)
 
 
-def _key(treatments: str) -> str:
-    return ",".join(sorted(treatments.split(","))) if treatments else ""
+def set_key(treatments: Iterable[str]) -> str:
+    """A set's name as the stopping notes keep it: its treatments sorted, comma-joined."""
+    return ",".join(sorted(t for t in treatments if t))
 
 
 def logs(store: Store, name: str, before: int | None = None) -> dict[str, list[float]]:
@@ -102,7 +103,7 @@ def logs(store: Store, name: str, before: int | None = None) -> dict[str, list[f
     out: dict[str, list[float]] = {}
     for r in rows:
         if r[col] is not None and r[col] > 0:
-            out.setdefault(_key(r[0]), []).append(math.log(r[col]))
+            out.setdefault(set_key((r[0] or "").split(",")), []).append(math.log(r[col]))
     return out
 
 
@@ -113,8 +114,8 @@ def known(store: Store, definition: CampaignDef, block: int) -> dict[str, dict[s
     from perflab.analysis.sizing import half_width
 
     name = definition.name
-    planned = Counter(",".join(sorted(t)) for _, t in store.planned(name))
-    open_sets = {",".join(sorted(t)) for _, t in store.pending(name)}
+    planned = Counter(set_key(t) for _, t in store.planned(name))
+    open_sets = {set_key(t) for _, t in store.pending(name)}
     if definition.precision is None or not open_sets:
         return {}
     h = set_target(definition, [s.split(",") if s else [] for s in planned])
@@ -147,10 +148,10 @@ def out_of_running(store: Store, definition: CampaignDef, block: int) -> dict[st
                                      (name,)).fetchall())  # fmt: skip
     if any(block_of[q] < block for q, _ in pending):
         return {}  # an earlier block unfinished: its look is made once it is done
-    planned = Counter(",".join(sorted(t)) for _, t in store.planned(name))
+    planned = Counter(set_key(t) for _, t in store.planned(name))
     gone = running.stopped_before(definition.design_info.get("not_needed", []), block)
     ys = {s: y for s, y in logs(store, name, block).items() if s not in gone}
-    open_sets = {",".join(sorted(t)) for _, t in pending}
+    open_sets = {set_key(t) for _, t in pending}
     conf = running.set_confidence(look[1], max(len(planned), definition.sets))
     found = running.judge(ys, open_sets, conf, g.threshold)
     return {s: {"runs": len(ys[s]), "planned": planned[s], **v, "block": block,
@@ -170,7 +171,7 @@ def skip(store: Store, name: str, sets: dict[str, dict[str, Any]]) -> int:
     in one transaction (refused, as a run's store is, once another driver holds the lease)."""
     if not sets:
         return 0
-    pending = [(q, ",".join(sorted(t))) for q, t in store.pending(name)]
+    pending = [(q, set_key(t)) for q, t in store.pending(name)]
     at = datetime.now(UTC).isoformat(timespec="seconds")
     notes = [{"at": at, "set": s or "base", **v, "seqs": [q for q, k in pending if k == s]}
              for s, v in sorted(sets.items())]  # fmt: skip
