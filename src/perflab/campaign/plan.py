@@ -7,14 +7,14 @@ import re
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from perflab.campaign import lease, stopping
+from perflab.campaign import lease, running, stopping
 from perflab.campaign.definition import CampaignDef
 from perflab.campaign.designs import DESIGNS, Constraints
 from perflab.campaign.runners import RUNNERS
@@ -87,10 +87,13 @@ def create_campaign(
     catalogs: list[str] | None = None,
     seed: int | None = None,
     sizer: Sizer | None = None,
+    fastest: Goal | None = None,
 ) -> CampaignDef:
     """Plan a campaign and store it. Everything is checked first; on error nothing is stored.
     ``sizer`` (``--precision``) sees the design's sets over the expanded factors and returns
-    the replicates, the base (its window) and the target they were planned for."""
+    the replicates, the base (its window) and the target they were planned for. ``fastest``
+    (``--fastest``, ``running.asked``) is stored as the campaign's goal: ``campaign run``
+    stops a set once it is out of the running without being told again."""
     check_name(name, "campaign name")
     if name in store.campaign_names():
         raise PerflabError(f"campaign {name!r} already exists in {store.path}")
@@ -130,7 +133,8 @@ def create_campaign(
         )
     definition = _definition(
         name, base, factors, catalogs, catalog,
-        design=design, design_options=d.opts, design_info=d.info, replicates=replicates,
+        design=design, design_options=d.opts, replicates=replicates,
+        design_info={**d.info, **({running.KEY: asdict(fastest)} if fastest else {})},
         budget_runs=budget_runs, budget_s=budget_s, seed=seed, sets=len(sets),
         precision=precision,
     )  # fmt: skip
@@ -277,6 +281,8 @@ def status(store: Store, name: str, target: float | None = None) -> dict[str, An
         "latest": [dict(r) for r in store.latest(name)],
         "precision": precision(store, definition, durations, target),
         "stopped": stopping.stopped(definition),  # sets whose runs were not needed, and why
+        # the campaign's question: its effects, or which set is fastest (``--fastest``)
+        "goal": "effects" if running.goal(definition) is None else "fastest",
         "out_of_running": stopping.spent(definition),
     }
 

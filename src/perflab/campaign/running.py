@@ -74,30 +74,48 @@ def stoppable(definition: CampaignDef) -> bool:
     )
 
 
-def resolve(
-    definition: CampaignDef, fastest: bool, threshold: float | None, alpha: float | None
-) -> Goal | None:
-    """The goal ``campaign run --fastest [--threshold F] [--alpha F]`` asks for (None without
-    --fastest: a stored goal still holds); PerflabError on bad input, nothing stored."""
-    name = definition.name
+def asked(fastest: bool, threshold: float | None, alpha: float | None,
+          was: Goal | None = None) -> Goal | None:  # fmt: skip
+    """The goal ``--fastest [--threshold F] [--alpha F]`` asks for (of ``campaign create``
+    or ``campaign run``), a value not given kept from ``was`` (the stored goal) else the
+    default; None without --fastest. PerflabError on bad input (nothing is stored)."""
     if not fastest:
         if threshold is not None or alpha is not None:
             raise PerflabError("--threshold and --alpha go with --fastest")
         return None
-    if not stoppable(definition):
-        raise PerflabError(
-            f"campaign {name!r} has no design of its own to stop early "
-            "(a search's, the zoo's or imported): --fastest does not apply"
-        )
-    stored = goal(definition)
-    was = stored or Goal(THRESHOLD, ALPHA)
+    was = was or Goal(THRESHOLD, ALPHA)
     new = Goal(was.threshold if threshold is None else threshold,
                was.alpha if alpha is None else alpha)  # fmt: skip
     if not 0 < new.threshold < 1:
         raise PerflabError(f"--threshold {new.threshold:g}: a fraction between 0 and 1 (0.05: 5 %)")
     if not 0 < new.alpha < 1:
         raise PerflabError(f"--alpha {new.alpha:g}: a rate between 0 and 1")
-    if stored is not None and stored != new:
+    return new
+
+
+def resolve(
+    definition: CampaignDef,
+    fastest: bool,
+    threshold: float | None,
+    alpha: float | None,
+    ran: bool = True,
+) -> Goal | None:
+    """The goal ``campaign run --fastest [--threshold F] [--alpha F]`` asks for (None without
+    --fastest: a stored goal still holds). Another goal than the stored one (``campaign
+    create --fastest``'s, or an earlier run's) replaces it only while no run of the campaign
+    is stored (``ran`` False): until then no look has spent any error. PerflabError on bad
+    input, nothing stored."""
+    name = definition.name
+    stored = goal(definition)
+    new = asked(fastest, threshold, alpha, stored)
+    if new is None:
+        return None
+    if not stoppable(definition):
+        raise PerflabError(
+            f"campaign {name!r} has no design of its own to stop early "
+            "(a search's, the zoo's or imported): --fastest does not apply"
+        )
+    if ran and stored is not None and stored != new:
         raise PerflabError(f"campaign {name!r} already stops sets out of the running at "
                            f"--threshold {stored.threshold:g} --alpha {stored.alpha:g}: its "
                            "looks so far spent their error at those")  # fmt: skip
@@ -142,35 +160,46 @@ def judge(
     """The sets of ``open_sets`` out of the running: their interval (of the mean of their
     ``logs`` at ``confidence``) lies wholly above the upper end of the best's (the interval
     that ends lowest) by more than log(1 + ``threshold``). Pure: the simulations call it.
-    Returns set -> its interval, the best's, and the ratio of its lower end to the best's
-    upper end (metric units)."""
+    Returns set -> its interval, the best's (metric units; a set whose runs are all equal,
+    ``exact``, has its ``value`` and no interval), and the ratio of its lower end to the
+    best's upper end."""
+    from perflab.analysis.exact import EXACT_RTOL
     from perflab.analysis.stats import t_interval
 
     names = sorted(s for s, y in logs.items() if len(y) >= 2)
     ys = [np.asarray(logs[s], float) for s in names]
     n = np.array([len(y) for y in ys], float)
     mean = np.array([y.mean() for y in ys])
-    se = np.array([y.std(ddof=1) for y in ys]) / np.sqrt(n)
-    # one t quantile call for every set (the simulations call this thousands of times);
-    # a set of equal values has the point as its interval, as ``mean_ci`` gives it
-    lo, hi = t_interval(confidence, n - 1, loc=mean, scale=np.where(se > 0, se, 1.0))
-    lo, hi = np.where(se > 0, lo, mean), np.where(se > 0, hi, mean)
+    sd = np.array([y.std(ddof=1) for y in ys])
+    # exact: no spread beyond rounding (logs: already relative), its "interval" the point
+    exact = sd <= EXACT_RTOL
+    se = np.where(exact, 1.0, sd) / np.sqrt(n)
+    # one t quantile call for every set (the simulations call this thousands of times)
+    lo, hi = t_interval(confidence, n - 1, loc=mean, scale=se)
+    lo, hi = np.where(exact, mean, lo), np.where(exact, mean, hi)
     ci = {s: (float(lo[i]), float(hi[i])) for i, s in enumerate(names)}
     if len(ci) < 2:
         return {}
     best = min(ci, key=lambda s: (ci[s][1], s))
-    top = ci[best][1]
+    top, b = ci[best][1], names.index(best)
+
+    def shown(i: int, who: str) -> dict[str, Any]:  # who: "" (the set) or "best_"
+        if exact[i]:
+            return {f"{who}interval": None, f"{who}exact": True, f"{who}value": math.exp(mean[i])}
+        return {f"{who}interval": [math.exp(lo[i]), math.exp(hi[i])], f"{who}exact": False}
+
     out = {}
     for s in sorted(set(open_sets) & set(ci) - {best}):
-        lo, hi = ci[s]
-        if lo - top > math.log1p(threshold):
+        i = names.index(s)
+        if ci[s][0] - top > math.log1p(threshold):
             out[s] = {
-                "interval": [math.exp(lo), math.exp(hi)],
+                **shown(i, ""),
                 "best": best or "base",
-                "best_interval": [math.exp(ci[best][0]), math.exp(top)],
-                "ratio": math.exp(lo - top),
+                **shown(b, "best_"),
+                "best_runs": int(n[b]),
+                "ratio": math.exp(ci[s][0] - top),
                 "confidence": confidence,
-                "half_width": math.expm1((hi - lo) / 2),
+                "half_width": math.expm1((ci[s][1] - ci[s][0]) / 2),
             }
     return out
 
@@ -181,15 +210,29 @@ def stopped_before(notes: list[dict[str, Any]], block: int) -> set[str]:
     return {("" if n["set"] == "base" else n["set"]) for n in notes if n.get("block", -1) < block}
 
 
+def _span(note: dict[str, Any], who: str, runs: int | None) -> str:
+    """A stopped set's (or its best's) interval as the text says it: "2,000 (exact: no
+    spread in 3 runs)" when its runs were all equal (a zero-width interval, as notes from
+    before the ``exact`` flag store it, is one), else "lo–hi" (the caller adds its level)."""
+    iv, many = note.get(f"{who}interval"), f" in {runs} runs" if runs is not None else ""
+    if note.get(f"{who}exact") or (iv is not None and iv[0] == iv[1]):
+        value = note.get(f"{who}value", iv[0] if iv else math.nan)
+        return f"{value:,.4g} (exact: no spread{many})"
+    return f"{iv[0]:,.4g}–{iv[1]:,.4g}"
+
+
 def reason(note: dict[str, Any]) -> str:
     """Why a set's remaining runs were not needed, in one line (``--json``'s ``reason``)."""
     if note.get("why") != "out of the running":
+        if note.get("exact") or note["half_width"] == 0:
+            return f"known: exact (no spread in {note['runs']} runs)"
         return f"known: ±{note['half_width']:.1%} reached in {note['runs']} runs"
-    lo, hi = note["interval"]
-    blo, bhi = note["best_interval"]
+    own = _span(note, "", note["runs"])
+    if "(exact" not in own:
+        own += f" ({note['confidence']:.2%} interval of {note['runs']} runs)"
+    best = _span(note, "best_", note.get("best_runs"))
     return (
-        f"out of the running: {lo:,.4g}–{hi:,.4g} ({note['confidence']:.2%} interval of "
-        f"{note['runs']} runs) lies above the best set {note['best']}'s {blo:,.4g}–{bhi:,.4g} "
+        f"out of the running: {own} lies above the best set {note['best']}'s {best} "
         f"by ×{note['ratio']:.3f}, more than the threshold {note['threshold']:.1%} (look "
         f"{note['look']}, after {note['block']} blocks: level {note['level']:.3g}, "
         "Bonferroni over the sets)"

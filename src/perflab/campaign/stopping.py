@@ -110,6 +110,7 @@ def logs(store: Store, name: str, before: int | None = None) -> dict[str, list[f
 def known(store: Store, definition: CampaignDef, block: int) -> dict[str, dict[str, Any]]:
     """The sets with planned runs left whose interval meets their share of the target, from
     half their planned runs on: set -> its runs, planned runs and half-width (relative)."""
+    from perflab.analysis.exact import EXACT_RTOL
     from perflab.analysis.reach import LEVEL
     from perflab.analysis.sizing import half_width
 
@@ -127,10 +128,12 @@ def known(store: Store, definition: CampaignDef, block: int) -> dict[str, dict[s
         y = ys.get(s, [])
         if len(y) < max(2, math.ceil(planned[s] / 2)):
             continue
-        hw = half_width(float(np.var(y, ddof=1)), len(y), LEVEL)
-        if hw <= h:
+        var = float(np.var(y, ddof=1))
+        hw = half_width(var, len(y), LEVEL)
+        if hw <= h:  # exact: no spread beyond rounding, a value rather than an interval
             out[s] = {"runs": len(y), "planned": planned[s], "half_width": math.expm1(hw),
-                      "block": block, "why": "known"}  # fmt: skip
+                      "exact": math.sqrt(var) <= EXACT_RTOL, "block": block,
+                      "why": "known"}  # fmt: skip
     return out
 
 
@@ -197,10 +200,12 @@ def write_info(store: Store, name: str, info: dict[str, Any], drop: Sequence[int
 
 def record_goal(store: Store, name: str, g: running.Goal) -> CampaignDef:
     """Store the goal of the fastest set in campaign ``name``'s definition (``--fastest``;
-    PerflabError if another goal is stored: its looks spent their error at it)."""
+    PerflabError if another goal is stored and a run made: its looks spent their error at
+    it)."""
     definition = store.campaign(name)
     if running.goal(definition) != g:
-        running.resolve(definition, True, g.threshold, g.alpha)  # refuses another goal
+        ran = store.counts(name)["done"] > 0
+        running.resolve(definition, True, g.threshold, g.alpha, ran)  # refuses another goal
         write_info(store, name, {**definition.design_info, running.KEY: dataclasses.asdict(g)})
     return store.campaign(name)
 

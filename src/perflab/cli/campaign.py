@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -42,6 +43,31 @@ def _designs() -> Any:
     return DESIGNS
 
 
+def fastest_options(stored: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--fastest [--threshold F] [--alpha F]``: the campaign's goal is its fastest set
+    (``campaign/running.py``); ``stored`` says how the verb keeps it."""
+
+    def add(f: Callable[..., Any]) -> Callable[..., Any]:
+        for o in reversed([
+            click.option("--fastest", is_flag=True, help="The question is which set is "
+                         "fastest: a set also stops (its runs not needed) once it is clearly "
+                         "slower than the best, its interval wholly above the best's by more "
+                         "than --threshold at a level that accounts for every set and look "
+                         f"(--alpha). {stored} Without it, sets stop only at --precision's "
+                         "target."),
+            click.option("--threshold", type=float, default=None, help="With --fastest: how "
+                         "much slower than the best a set must clearly be to stop (default "
+                         "0.05: 5%)."),
+            click.option("--alpha", type=float, default=None, help="With --fastest: the "
+                         "chance of stopping any set within --threshold of the fastest, over "
+                         "all sets and looks (default 0.05)."),
+        ]):  # fmt: skip
+            f = o(f)
+        return f
+
+    return add
+
+
 @main.group()
 def campaign() -> None:
     """Campaigns: designs of treatment sets, run (and resumed) into the store."""
@@ -71,6 +97,7 @@ def campaign() -> None:
     "design from `perflab precision`'s stored parts (instead of --runs/--tasks)"
 )
 @max_time_option
+@fastest_options("Stored with the campaign: `campaign run` stops sets so without being told.")
 @store_option
 @json_option
 def campaign_create(
@@ -83,15 +110,20 @@ def campaign_create(
     seed: int | None,
     precision_target: str | None,
     max_time: float | None,
+    fastest: bool,
+    threshold: float | None,
+    alpha: float | None,
     store_path: str | None,
     as_json: bool,
     **o: Any,
 ) -> None:
     """Plan campaign NAME and store its plan (nothing runs yet)."""
     from perflab.analysis.reach import design_scale, design_x
+    from perflab.campaign import running
     from perflab.campaign.plan import create_campaign
 
     spec, plans = base_spec(o), []
+    goal = running.asked(fastest, threshold, alpha)
 
     def sizer(sets: list[list[str]], factors: list[str]) -> tuple[int, Any, float]:
         scale = design_scale(design_x(sets, factors), factors)
@@ -102,9 +134,10 @@ def campaign_create(
     store = Store(store_path)
     c = create_campaign(
         store, name, spec, factor_names(factor_list), design, kv(design_opts, "--design-opt"),
-        runs, budget, list(o["catalogs"]), seed, sizer if precision_target else None,
+        runs, budget, list(o["catalogs"]), seed, sizer if precision_target else None, goal,
     )  # fmt: skip
     created = {**c.to_dict(), "counts": store.counts(name)}
+    created["goal"] = "effects" if goal is None else "fastest"
     if plans:
         created["precision"] = {"plan": plans[0].to_dict()}
     if as_json:
@@ -116,6 +149,8 @@ def campaign_create(
     )
     if plans:
         click.echo(f"planned for ±{plans[0].target:.1%} on every effect: {plans[0].line()}")
+    if goal is not None:
+        click.echo(f"goal: the fastest set; {running.spent(goal, c.replicates, c.sets)['line']}")
 
 
 @campaign.command("extend")
@@ -206,27 +241,9 @@ def _extend_to(
 @runner_option
 @click.option("--parsl-config", type=click.Path(), help="With --runner parsl: where runs go.")
 @click.option("--max-runs", type=int, help="Stop after this many runs (resume later).")
-@click.option(
-    "--fastest",
-    is_flag=True,
-    help="The question is which set is fastest: a set also stops (its runs not needed) once "
-    "it is clearly slower than the best, its interval wholly above the best's by more than "
-    "--threshold at a level that accounts for every set and look (--alpha). Stored with the "
-    "campaign: a resumed run keeps it. Without it, sets stop only at --precision's target.",
-)
-@click.option(
-    "--threshold",
-    type=float,
-    default=None,
-    help="With --fastest: how much slower than the best a set must clearly be to stop "
-    "(default 0.05: 5%).",
-)
-@click.option(
-    "--alpha",
-    type=float,
-    default=None,
-    help="With --fastest: the chance of stopping any set within --threshold of the fastest, "
-    "over all sets and looks (default 0.05).",
+@fastest_options(
+    "Stored with the campaign (as `campaign create --fastest` stores it): a resumed run keeps "
+    "it; another --threshold or --alpha is taken only before the first run."
 )
 @store_option
 @json_option
@@ -247,9 +264,9 @@ def campaign_run(
     store = Store(store_path)
     options = {"parsl_config": resolved(parsl_config)}
     chosen = api.campaign_check_run(name, runner, max_runs, store, **options)
-    goal = running.resolve(store.campaign(name), fastest, threshold, alpha)
+    before = store.counts(name)  # the bar is on stderr: shown also with --json
+    goal = running.resolve(store.campaign(name), fastest, threshold, alpha, before["done"] > 0)
     with shown_warnings():
-        before = store.counts(name)  # the bar is on stderr: shown also with --json
         with campaign_text.campaign_progress(name, before["planned"], before["done"]) as bar:
             counts = api.campaign_run(name, chosen, max_runs, bar[1], store, on_start=bar[0],
                                       on_skip=bar[2], fastest=goal)  # fmt: skip
