@@ -25,14 +25,15 @@ def last_json(res: Result) -> dict:
 
 
 def command_campaign(
-    home: Path, score: str, factors: str, runs: int, python: str = "python3 -S"
+    home: Path, score: str, factors: str, runs: int, python: str = "python3 -S", *more: str
 ) -> str:
     """``campaign create p`` of a full factorial over ``factors`` whose command is the
-    ``score`` script (written to ``home``), ``runs`` a set, in ``home/s.db``: its path."""
+    ``score`` script (written to ``home``), ``runs`` a set, in ``home/s.db``: its path.
+    ``more``: more options of ``campaign create`` (e.g. ``--fastest``)."""
     (home / "score.py").write_text(score)
     db = str(home / "s.db")
     res = cli(home, "campaign", "create", "p", "--command", f"{python} {home / 'score.py'}",
               "--factors", factors, "--design", "full", "--runs", str(runs), "--seed", "1",
-              "--store", db)  # fmt: skip
+              "--store", db, *more)  # fmt: skip
     assert res.exit_code == 0, res.output
     return db

@@ -126,8 +126,11 @@ def extend_to_precision(
     half-width of ±``target``, planned from the runs stored (``reach.more_per_set``: the
     design repeated, each set in proportion to its runs), each round of them a new replicate
     block in random order. The target is stored as the campaign's (``status``, the report).
+    A set stopped as out of the running (``campaign run --fastest``) gets no more runs: the
+    record's ``left_out`` names it, and the half-width expected is predicted without it.
     PerflabError, nothing stored: no run-to-run variance measured (or exact data), the
-    target reached already, or the plan longer than ``max_time_s``. Returns the record."""
+    target reached already, no set left in the running, or the plan longer than
+    ``max_time_s``. Returns the record."""
     from perflab.analysis.reach import more_per_set
     from perflab.analysis.sizing import duration
     from perflab.campaign.plan import status
@@ -140,15 +143,17 @@ def extend_to_precision(
     if not more or hw is None:
         raise PerflabError(f"campaign extend --precision: every effect of {name!r} is within "
                            f"±{target:.1%} already: nothing to plan")  # fmt: skip
+    more, hw, left = _in_the_running(store, old, more, hw, p)
     n, run_s = sum(more.values()), p["run_s"] or 0.0
     wall, lo, hi = n * run_s, min(more.values()), max(more.values())
     each = f"{lo} each" if lo == hi else f"{lo}–{hi} each"
     widest = max(e["half_width"] or 0.0 for e in p["effects"])
-    line = (f"{n} more runs ({len(more)} sets, {each}), ~{duration(wall)}, expected CI "
+    sets = f"{len(more)} set{'s' if len(more) > 1 else ''}"
+    line = (f"{n} more runs ({sets}, {each}), ~{duration(wall)}, expected CI "
             f"±{hw:.1%} on the widest effect (predicted; now ±{widest:.1%})")  # fmt: skip
     if wall > max_time_s:
         raise PerflabError(f"±{target:.1%} would take ~{duration(wall)} more here ({n} more "
-                           f"runs of {len(more)} sets), more than --max-time "
+                           f"runs of {sets}), more than --max-time "
                            f"{duration(max_time_s)}")  # fmt: skip
     seed = int(seed if seed is not None else np.random.SeedSequence().generate_state(1)[0])
     rng = np.random.default_rng(seed)
@@ -164,10 +169,41 @@ def extend_to_precision(
     record = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "first_seq": first,
               "design": "replicates", "precision": target, "sets": len(more), "runs": n,
               "seed": seed, "wall_s_predicted": wall, "expected_half_width": hw,
-              "plan": line}  # fmt: skip
+              "plan": line, **left}  # fmt: skip
     info = {**old.design_info, "extensions": [*old.design_info.get("extensions", []), record]}
     _store(store, dataclasses.replace(old, design_info=info, precision=target), plan, planned)
     return record
+
+
+def _in_the_running(
+    store: Store, old: CampaignDef, more: dict[str, int], hw: float, p: dict[str, Any]
+) -> tuple[dict[str, int], float, dict[str, Any]]:
+    """``more`` (set -> runs to add, as ``reach`` (``p``: its result) names sets) without the
+    sets stopped as out of the running, the half-width then expected on the widest effect
+    (predicted with only the kept sets' runs added), and what the record says of the sets left out
+    (``left_out``, ``left_out_line``; nothing when none was). PerflabError when no set in
+    need of runs is left in the running."""
+    from perflab.campaign import plan, stopping
+
+    out = {n["set"] for n in old.design_info.get("not_needed", [])
+           if n.get("why") == "out of the running"}  # fmt: skip
+    gone = sorted(s for s in more if (stopping.set_key(s.split(",")) or "base") in out)
+    if not gone:
+        return more, hw, {}
+    kept = {s: m for s, m in more.items() if s not in gone}
+    why = (f"left out {len(gone)} set{'s' if len(gone) > 1 else ''} stopped as out of the "
+           f"running, clearly slower than the best (campaign run --fastest): "
+           f"{', '.join(gone)}")  # fmt: skip
+    if not kept:
+        raise PerflabError(f"campaign extend --precision: every set that needs more runs is "
+                           f"out of the running in {old.name!r} ({', '.join(gone)}): nothing "
+                           "to plan")  # fmt: skip
+    rows = [[] if s == "base" else s.split(",") for s, m in kept.items() for _ in range(m)]
+    run_s = [p["run_s"]] if p["run_s"] else []
+    then = plan.precision(store, old, run_s, p["target"], rows)
+    ends = [e.get("half_width_at_plan_end") for e in then.get("effects", [])]
+    hw = max((e for e in ends if e is not None), default=hw)
+    return kept, hw, {"left_out": gone, "left_out_line": why}
 
 
 def _max_replicate(store: Store, name: str) -> int:

@@ -288,10 +288,15 @@ def status(store: Store, name: str, target: float | None = None) -> dict[str, An
 
 
 def precision(
-    store: Store, definition: CampaignDef, durations: list[float], target: float | None
+    store: Store,
+    definition: CampaignDef,
+    durations: list[float],
+    target: float | None,
+    more: list[list[str]] | None = None,
 ) -> dict[str, Any]:
     """``reach`` over the ok runs' metric (µs per task, else wall seconds: a command's) by
-    treatment set, a run costing the mean of the latest ``durations``. One pass over the
+    treatment set, a run costing the mean of the latest ``durations``; ``more``: runs to
+    count as planned beside the pending ones (a plan not yet stored). One pass over the
     runs' columns, no record parsed."""
     from perflab.analysis.reach import DEFAULT_TARGET, design_x, reach
 
@@ -306,7 +311,8 @@ def precision(
     x = design_x([r[0].split(",") for r in rows], definition.factors)
     run_s = float(np.mean(durations)) if durations else None
     # planned and not yet run (a failed run is done: it is not planned again)
-    todo = design_x([t for _, t in store.pending(definition.name)], definition.factors)
+    todo = design_x([t for _, t in store.pending(definition.name)] + (more or []),
+                    definition.factors)  # fmt: skip
     return {
         "metric": ("us_per_task", "wall_s")[col - 1],
         **reach(y, x, definition.factors, run_s, target, todo),

@@ -232,6 +232,8 @@ def _extend_to(
         click.echo(json.dumps({**rec, "counts": counts}))
     else:
         click.echo(f"plan for ±{rec['precision']:.1%} on every effect: {rec['plan']}")
+        if rec.get("left_out_line"):
+            click.echo(rec["left_out_line"])
         click.echo(f"campaign {name} extended: {rec['runs']} runs planned ({counts['planned']} "
                    f"in all); run them with: perflab campaign run {name}")  # fmt: skip
 
