@@ -215,7 +215,7 @@ def _span(note: dict[str, Any], who: str, runs: int | None) -> str:
     spread in 3 runs)" when its runs were all equal (a zero-width interval, as notes from
     before the ``exact`` flag store it, is one), else "lo–hi" (the caller adds its level)."""
     iv, many = note.get(f"{who}interval"), f" in {runs} runs" if runs is not None else ""
-    if note.get(f"{who}exact") or (iv is not None and iv[0] == iv[1]):
+    if iv is None or note.get(f"{who}exact") or iv[0] == iv[1]:
         value = note.get(f"{who}value", iv[0] if iv else math.nan)
         return f"{value:,.4g} (exact: no spread{many})"
     return f"{iv[0]:,.4g}–{iv[1]:,.4g}"
