@@ -56,6 +56,8 @@ def test_a_known_set_stops_at_half_its_runs_and_the_rest_are_not_needed(tmp_path
     assert runs == {"": 4, "a": 2}  # the spread base runs every planned run
     (note,) = json.loads(info[0])["not_needed"]
     assert (note["set"], note["runs"], note["planned"], note["half_width"]) == ("a", 2, 4, 0.0)
+    assert note["exact"] is True  # 'a' prints one value: said as exact, not as ±0.0%
+    assert counts["stopped"][0]["reason"] == "known: exact (no spread in 2 runs)"
     assert len(note["seqs"]) == 2
     # status and a resumed run agree: nothing pending, nothing more run, no ETA left
     st = status(tmp_path, db)

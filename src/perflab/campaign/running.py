@@ -1,6 +1,7 @@
-"""Out of the running: when a campaign's question is which set is fastest (``campaign run
---fastest``), a set also stops once it is clearly slower than the best set, not only once its
-interval is narrow enough (``stopping``).
+"""Out of the running: when a campaign's question is which set is fastest (``campaign create
+--fastest`` or ``campaign run --fastest``: the goal stored with the campaign), a set also stops
+once it is clearly slower than the best set, not only once its interval is narrow enough
+(``stopping``); ``campaign extend --precision`` plans no more runs for it.
 
 The rule, at a look before replicate block r (from ``FIRST_LOOK`` blocks on, at compare's
 ~1.5× steps: ``schedule``): every set still in play gets the t interval of its mean log

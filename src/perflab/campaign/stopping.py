@@ -15,9 +15,10 @@ The runs skipped are taken off the plan and recorded in the definition's
 ``campaign status``'s runs planned, its ETA and a resumed ``campaign run`` all count them
 alike.
 
-With ``campaign run --fastest`` (the goal stored in the definition) a set also stops once it
-is out of the running (``running``: clearly slower than the best, at a level that accounts
-for the sets and the looks); its runs are not needed through the same ``skip``."""
+With ``campaign create --fastest`` or ``campaign run --fastest`` (the goal stored in the
+definition) a set also stops once it is out of the running (``running``: clearly slower than
+the best, at a level that accounts for the sets and the looks); its runs are not needed
+through the same ``skip``."""
 
 from __future__ import annotations
 
