@@ -135,6 +135,16 @@ def test_zoo_refuses_bad_input_before_planning(work: Path) -> None:
     assert [c["name"] for c in api.campaigns(store)] == ["c1"]
 
 
+def test_a_campaign_created_for_the_fastest_set_keeps_that_goal(work: Path) -> None:
+    store = work / "s.db"
+    made = api.campaign_create("f", _base(work), ["a"], "full", store=store, fastest=(0.1, 0.05))
+    assert made["counts"]["planned"] == 2
+    assert api.campaign_status("f", store)["goal"] == "fastest"
+    with pytest.raises(PerflabError, match="--threshold"):
+        api.campaign_create("g", _base(work), ["a"], "full", store=store, fastest=(2.0, 0.05))
+    assert [c["name"] for c in api.campaigns(store)] == ["f"]
+
+
 def test_the_api_names_a_function_for_each_verb() -> None:
     for verb in ("run", "campaign_create", "campaign_run", "campaign_status", "campaigns",
                  "campaign_extend", "analyze", "report", "export", "import_dataset",

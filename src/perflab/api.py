@@ -79,16 +79,20 @@ def campaign_create(
     catalogs: list[str] | None = None,
     seed: int | None = None,
     store: Store | str | Path | None = None,
+    fastest: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """``perflab campaign create``: plan campaign ``name`` (``runs`` runs of each set the
-    design chooses over ``factors``) and store it; nothing runs yet. Returns the definition
-    with its ``counts``."""
+    design chooses over ``factors``; ``fastest``: ``(threshold, alpha)`` of ``--fastest``)
+    and store it; nothing runs yet. Returns the definition with its ``counts``."""
     from perflab.campaign.plan import create_campaign
+    from perflab.campaign.running import asked
 
+    goal = None if fastest is None else asked(True, *fastest)
     st = open_store(store)
     c = create_campaign(
-        st, name, spec, factors, design, design_options, runs, budget, catalogs, seed
-    )
+        st, name, spec, factors, design, design_options, runs, budget, catalogs, seed,
+        fastest=goal,
+    )  # fmt: skip
     return {**c.to_dict(), "counts": st.counts(name)}
 
 
@@ -210,21 +214,13 @@ def export(
     default ``NAME.csv``), or with ``deltas`` its pairs of runs X, X+{t} (CSV, default
     ``NAME.deltas.csv``), written whole or not at all; returns the path."""
     from perflab.campaign.dataset import export as write_runs
+    from perflab.campaign.dataset import export_deltas
 
     if not deltas:
         return write_runs(open_store(store), name, path or f"{name}.{fmt}", fmt)
-    from perflab.analysis.deltas import run_pairs
-    from perflab.campaign.source import load
-    from perflab.files import atomic_write
-
     if fmt != "csv":
         raise PerflabError("--deltas: the deltas are written as CSV only (drop --format)")
-    df = run_pairs(load(name, None if store is None else str(store), metric))
-    out = Path(path or f"{name}.deltas.csv")
-    try:
-        return atomic_write(out, lambda tmp: df.to_csv(tmp, sep=";", index=False))
-    except OSError as exc:
-        raise PerflabError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    return export_deltas(None if store is None else str(store), name, path, metric)
 
 
 def import_dataset(
