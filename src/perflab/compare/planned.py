@@ -14,6 +14,7 @@ from perflab.compare import parts as mp
 from perflab.compare import precision as pp
 from perflab.compare.calibrate import signature
 from perflab.compare.gate import Comparison, Side, metric_value, same_spec
+from perflab.compare.plan_range import ends, ranged
 from perflab.errors import PerflabError
 from perflab.files import perflab_home
 from perflab.run.measure import measure
@@ -50,6 +51,7 @@ def precise_compare(
     k_max = max(pl.pairs, min(pp.most_pairs(pl.pairs), int(max_time_s // (2 * run_s))))
     levels = pp.precision_looks(o["min_runs"], pl.pairs, k_max, alpha)
     pl = pp.expect(pl, found.parts, list(levels), max(2, pl.pairs // 2))
+    pl = ranged(pl, ends(found), list(levels), max(2, pl.pairs // 2))
     if o.get("say"):
         o["say"](f"plan: {pl.line()}")
     cmp = Comparison(a, b, metric, None, [], o["min_runs"], k_max, f"precision ±{target:.1%}",
@@ -110,6 +112,7 @@ def plan_or_refuse(
     p = dataclasses.replace(p, var_between=p.var_between * scale, var_within=p.var_within * scale)
     pl = pp.plan(p, target, pp.planned_level(alpha) if level is None else level, found.bounds())
     pl = dataclasses.replace(pl, wall_s=pl.wall_s * units / 2, units=units)
+    pl = ranged(pl, ends(found, scale))
     if pl.wall_s > max_time_s:
         raise PerflabError(
             f"±{pp.pct(target)} would take ~{pp.duration(pl.wall_s)} here ({pl.line()}), "
