@@ -149,7 +149,8 @@ def describe(m: mp.Measured, alpha: float) -> str:
             f"plans at alpha {alpha}:"
         )
     for target in (0.02, 0.03, 0.05, 0.1):
-        pl = ranged(pp.plan(p, target, pp.planned_level(alpha), m.bounds()), ends(m))
+        pl = pp.plan(p, target, pp.planned_level(alpha), m.bounds())
+        pl = ranged(pl, ends(m, 1.0, pl.tasks))
         lines.append(f"  ±{target:.0%}: {pl.line()}")
     return "\n".join(lines)
 

@@ -77,7 +77,9 @@ def plan_final(
                                MOST_COLUMNS, 1.0, level)  # fmt: skip
     from perflab.compare.plan_range import ends
 
-    return pl, FinalPlan(target, pl.tasks, found.parts, max_time_s, bounds=ends(found))
+    return pl, FinalPlan(
+        target, pl.tasks, found.parts, max_time_s, bounds=ends(found, 1.0, pl.tasks)
+    )
 
 
 def blocks_plan(fp: FinalPlan, columns: int, compared: int) -> tuple[Plan, Looks]:
