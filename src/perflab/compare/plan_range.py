@@ -67,7 +67,7 @@ def window_var_ci(
     the log scale (2 log v̂ − the draws' quantiles), which for one window is the exact χ²
     interval. The bootstrap's percentiles of a pilot's few pairs cap the upper end at the
     largest pair seen: from 4-pair pilots the joint interval ends covered the runs needed in
-    ~83 % of draws, not 95 % (tests/compare/test_plan_range.py)."""
+    81–86 % of draws, not 95 % (bench/precision_range.py)."""
     pts = found.observations
     n = np.array([o["tasks"] for o in pts], float)
     df = np.array([o["df"] for o in pts], float)
