@@ -3,8 +3,10 @@ synthetic machine in place of runs (no engine)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_precision_cli import FakeMachine, cli
@@ -12,6 +14,7 @@ from test_precision_cli import FakeMachine, cli
 import perflab.cli.precision as pilots
 import perflab.compare.planned as pc
 from perflab.compare import refine
+from perflab.run.record import RunRecord
 
 
 @pytest.fixture
@@ -97,3 +100,25 @@ def test_another_benchmark_never_pools_into_a_parts() -> None:
     assert refine.same_benchmark(a, {**a, "target": "dask"}) == ["target"]
     with pytest.raises(pc.PerflabError, match="B differs from A in target"):
         pc._may_pool(a, {**a, "target": "dask"})
+
+
+class FailsThird(FakeMachine):
+    """The synthetic machine whose third run fails."""
+
+    def __call__(self, spec: Any) -> RunRecord:
+        rec = super().__call__(spec)
+        if self.calls == 3:
+            return dataclasses.replace(rec, status="failed", error="boom", us_per_task=None)
+        return rec
+
+
+def test_a_comparison_with_a_failed_run_stores_nothing(
+    fitted: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = (fitted / "precision.json").read_text()
+    monkeypatch.setattr(pc, "measure", FailsThird(16))
+    res = cli(fitted, "compare", "--precision", "10%", "--update-parts", "--json")
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.output.strip().splitlines()[-1])
+    assert out["precision"]["parts_update"]["line"] == "parts not updated: a run failed"
+    assert (fitted / "precision.json").read_text() == before

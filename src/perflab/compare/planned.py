@@ -109,8 +109,8 @@ def _update(
     """Pool the comparison's pairs into the stored parts (``compare.refine``) and store them;
     nothing stored when a run failed."""
     assert cmp.precision is not None
-    if cmp.failed is not None:
-        line = "parts not updated: a run failed"
+    if cmp.failed is not None or min(len(cmp.a.values), len(cmp.b.values)) < 2:
+        line = "parts not updated: " + ("a run failed" if cmp.failed else "under 2 pairs")
         cmp.precision["parts_update"] = {"line": line}
     else:
         walls = [_wall(r) for r in (*cmp.a.records, *cmp.b.records)]

@@ -157,10 +157,11 @@ def update_summary(before: Measured, after: Measured, new: Observation) -> dict[
         f"({after.within_ci[0]:.3g}–{after.within_ci[1]:.3g}), pick "
         f"{before.window or 0:,} → {after.window or 0:,} tasks"
     )
+    known = math.isfinite(ratio)
     return {
         "observation": asdict(new),
-        "variance_ratio": ratio,
-        "variance_ratio_ci": [lo, hi],
+        "variance_ratio": ratio if known else None,
+        "variance_ratio_ci": [lo, hi] if known else None,
         "before": asdict(before.parts),
         "after": after.to_dict(),
         "line": line,
