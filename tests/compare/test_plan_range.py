@@ -135,3 +135,4 @@ def test_the_plan_line_says_the_range_as_a_prediction() -> None:
     d = pl.to_dict()
     assert d["pairs_range"][0] <= 9 <= d["pairs_range"][1] and len(d["wall_range_s"]) == 2
     assert pp.span(30, 300) == "30 s–5 min" and pp.span(120, 300) == "2–5 min"
+    assert pp.span(230, 250) == "4 min"

@@ -115,8 +115,11 @@ class Plan:
 
 
 def span(lo_s: float, hi_s: float) -> str:
-    """'3–6 min' (one unit when both ends share it), else '50 s–2 min'."""
+    """'3–6 min' (one unit when both ends share it), else '50 s–2 min'; '4 min' alone when
+    both ends round alike."""
     lo, hi = duration(lo_s), duration(hi_s)
+    if lo == hi:
+        return hi
     unit = hi.split(" ", 1)[-1]
     return f"{lo.split(' ', 1)[0]}–{hi}" if lo.endswith(" " + unit) else f"{lo}–{hi}"
 
