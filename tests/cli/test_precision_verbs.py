@@ -112,6 +112,11 @@ def test_campaign_create_plans_the_runs_of_each_set_for_the_design(home: Path) -
     n_runs = 8 * want.pairs
     hw = pp.t_quantile(0.05, want.pairs - 1) * math.sqrt(PARTS.var_run(want.tasks) * 4 / n_runs)
     assert made["precision"]["plan"]["half_width"] == pytest.approx(math.expm1(hw))
+    # its range: the parts' interval ends, scaled as the plan's variance is (plan_range)
+    hi_var = (2e-3 + 3.0 / want.tasks) * scale
+    top = pp.pairs_needed(2 * hi_var, pp.log_half(0.02), 0.05)
+    assert made["precision"]["plan"]["pairs_range"][1] == max(top, want.pairs) > want.pairs
+    assert "runs (predicted " in made["precision"]["plan"]["line"]
     st = cli(home, "campaign", "status", "c", "--store", store, "--json")
     assert json.loads(st.output)["precision"]["target"] == 0.02
 
@@ -155,6 +160,7 @@ def test_history_and_explain_hand_on_the_planned_runs_and_window(
     assert res.exit_code == 2 and "plan: 3 × " in res.output
     res = cli(home, "explain", "--from", "1", "--to", "2", "--precision", "4%")
     assert res.exit_code == 2 and "plan of the step: " in res.output
+    assert "runs (predicted " in res.output  # the parts' range, as compare's plan
     # per release (and per round), the plan of a pair at the verb's alpha: 3 releases cost
     # 3/2 of a comparison, which does not move the best window
     for verb, target, alpha in (("history", 0.05, 0.1), ("explain", 0.04, 0.05)):

@@ -130,7 +130,10 @@ def test_stored_parts_within_reach_print_the_plan_before_the_pilot(
         store_parts(tmp_path / "home", spec, 0.08)
     _, said = zoo(tmp_path, monkeypatch, 0.05)
     m = re.match(r"before the pilot: ~(\d+) more runs after it, ~\d+ s \(planned from stored "
-                 r"parts of 2 of 2 measurements\)", said[0])  # fmt: skip
+                 r"parts of 2 of 2 measurements; predicted ([\d,]+)–([\d,]+) runs, ~.+ from "
+                 r"the parts' 95% intervals\)", said[0])  # fmt: skip
     assert m, said[0]
     assert int(m.group(1)) > 0  # 8 % noise needs more than the 3 pilot runs for ±5 %
+    low, high = (int(g.replace(",", "")) for g in m.group(2, 3))
+    assert low <= int(m.group(1)) < high  # σ_b² stored as 0–1: the range reaches far
     assert said[1] == "(a round ran)"

@@ -188,6 +188,12 @@ def gate_metric(o: dict[str, Any], by: str | None) -> str:
 )
 @max_time_option
 @click.option(
+    "--update-parts",
+    is_flag=True,
+    help="With --precision: pool this comparison's pairs into the stored parts it was planned "
+    "from (refitted, with intervals), so the next plan learns from it.",
+)
+@click.option(
     "--unpaired",
     is_flag=True,
     help="Welch t-test with a BCa bootstrap CI instead of the paired t-test on neighbouring "
@@ -206,6 +212,7 @@ def compare(
     fixed: bool,
     precision_target: str | None,
     max_time: float | None,
+    update_parts: bool,
     unpaired: bool,
     markdown_path: str | None,
     threshold: float,
@@ -219,6 +226,8 @@ def compare(
     p-value and a verdict: faster, slower, no difference, or inconclusive. Exit 0 no
     regression, 1 regression (B slower, or a run failed), 2 bad input."""
     metric = gate_metric(o, by_metric)
+    if update_parts and precision_target is None:
+        raise PerflabError("--update-parts pools a planned comparison: give --precision")
     a, b = (Side(s.upper(), _side(o, s)) for s in ("a", "b"))
     asked_ab = any(o.get(f"side_{k}_{s}") for k in SIDE_KEYS for s in ("a", "b"))
     for side in (a, b):
@@ -228,6 +237,7 @@ def compare(
     if precision_target is not None:
         kw: dict[str, Any] = {"alpha": alpha, "threshold": threshold, "min_runs": min_runs}
         kw["say"] = err_console.print  # on stderr, also with --json
+        kw["update_parts"] = update_parts
         kw["conflict"] = runs is not None or fixed or unpaired or o["tasks"] or o["time_s"]
         result = _precise(a, b, metric, precision_target, max_time, kw)
     else:

@@ -19,6 +19,7 @@ from perflab.compare import pilot
 from perflab.compare import precision as pp
 from perflab.compare.calibrate import signature
 from perflab.compare.gate import metric_value
+from perflab.compare.plan_range import ends, ranged
 from perflab.errors import PerflabError
 from perflab.files import home_dir
 from perflab.prepare import prepare
@@ -149,6 +150,7 @@ def describe(m: mp.Measured, alpha: float) -> str:
         )
     for target in (0.02, 0.03, 0.05, 0.1):
         pl = pp.plan(p, target, pp.planned_level(alpha), m.bounds())
+        pl = ranged(pl, ends(m, 1.0, pl.tasks))
         lines.append(f"  ±{target:.0%}: {pl.line()}")
     return "\n".join(lines)
 

@@ -66,6 +66,10 @@ class Measured:
     #: and the window they picked.
     windows: tuple[int, ...] = ()
     window: int | None = None
+    #: What the fit was made from, per window (``compare.refine.Observation`` as dicts):
+    #: a run's log-metric variance and its degrees of freedom, a run's mean wall time and
+    #: its variance, the runs. Pooling later runs in refits from these.
+    observations: list[dict[str, Any]] = field(default_factory=list)
 
     def bounds(self) -> tuple[int, int]:
         """The windows a plan may choose from: near the pilots' when there were pilots."""
@@ -148,9 +152,16 @@ def estimate(runs: list[RunParts], seed: int = 0, boot: int = BOOTSTRAP) -> Meas
 
 
 def from_pilot(fit: Fitted, runs: int) -> Measured:
-    """The stored form of parts fitted from pilots at several windows."""
+    """The stored form of parts fitted from pilots at several windows, with what they were
+    fitted from (a window's variance has one degree of freedom per A/A pair)."""
+    obs = [
+        {"tasks": n, "var": v, "df": k, "wall_s": w, "wall_var": wv, "runs": 2 * k}
+        for n, v, k, w, wv in zip(fit.windows, fit.var_run, fit.pairs, fit.walls,
+                                  fit.wall_vars, strict=False)
+    ]  # fmt: skip
     return Measured(fit.parts, runs, 1, 0.0, fit.fixed_ci, fit.task_ci, fit.between_ci,
-                    fit.within_ci, windows=fit.windows, window=fit.window)  # fmt: skip
+                    fit.within_ci, windows=fit.windows, window=fit.window,
+                    observations=obs)  # fmt: skip
 
 
 def _t_ci(x: np.ndarray) -> tuple[float, float]:

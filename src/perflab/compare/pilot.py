@@ -62,6 +62,10 @@ class Fitted:
     n_star_ci: tuple[float, float]
     #: The window picked: least mean regret over the bootstrap's parts (see ``pick``).
     window: int
+    #: Per window: a run's mean wall time and the variance of a run's wall time (twice the
+    #: variance of a pair's mean), for pooling later runs in (``compare.refine``).
+    walls: tuple[float, ...] = ()
+    wall_vars: tuple[float, ...] = ()
 
 
 def per_hour(parts: Parts, n: float) -> float:
@@ -218,6 +222,8 @@ def estimate(
         ci(var_w[1:]),
         ci(np.array([float(best_window(f, bounds)) for f in fits[1:]])),
         pick(fits, trusted(tuple(usable), bounds)),
+        tuple(float(np.mean(wl)) for _, wl in usable.values()),
+        tuple(2 * float(np.var(wl, ddof=1)) if len(wl) > 1 else 0.0 for _, wl in usable.values()),
     )
 
 

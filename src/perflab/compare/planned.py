@@ -12,8 +12,10 @@ from typing import Any
 
 from perflab.compare import parts as mp
 from perflab.compare import precision as pp
+from perflab.compare import refine
 from perflab.compare.calibrate import signature
 from perflab.compare.gate import Comparison, Side, metric_value, same_spec
+from perflab.compare.plan_range import ends, ranged
 from perflab.errors import PerflabError
 from perflab.files import perflab_home
 from perflab.run.measure import measure
@@ -41,8 +43,13 @@ def precise_compare(
     ``max_time_s`` is bad input: nothing runs. ``o["parts_of"]`` (optional): the spec whose
     stored parts plan it, when A's spec was made ready from it (bisect's releases, commits)."""
     alpha, threshold = o["alpha"], o["threshold"]
+    sig = signature(o.get("parts_of") or a.spec, metric)
+    if o.get("update_parts"):
+        _may_pool(sig, signature(b.spec, metric))
     found, pl = plan_or_refuse(Side(a.label, o.get("parts_of") or a.spec), metric, target,
                                max_time_s, alpha)  # fmt: skip
+    if o.get("update_parts"):
+        refine.observations_of(found)  # parts that cannot pool are refused before any run
     for side in (a, b):
         side.resize(pl.tasks, None)
         side.ready()  # once per comparison (a no-op when the verb made it ready)
@@ -50,6 +57,7 @@ def precise_compare(
     k_max = max(pl.pairs, min(pp.most_pairs(pl.pairs), int(max_time_s // (2 * run_s))))
     levels = pp.precision_looks(o["min_runs"], pl.pairs, k_max, alpha)
     pl = pp.expect(pl, found.parts, list(levels), max(2, pl.pairs // 2))
+    pl = ranged(pl, ends(found, 1.0, pl.tasks), list(levels), max(2, pl.pairs // 2))
     if o.get("say"):
         o["say"](f"plan: {pl.line()}")
     cmp = Comparison(a, b, metric, None, [], o["min_runs"], k_max, f"precision ±{target:.1%}",
@@ -77,7 +85,50 @@ def precise_compare(
     cmp.elapsed_s = time.monotonic() - t0
     cmp.precision = reached(pl, hw, cmp.elapsed_s, stopped)
     cmp.notes.append(cmp.precision["line"])
+    if o.get("update_parts"):
+        _update(cmp, found, sig, pl.tasks, o.get("say"))
     return cmp
+
+
+def _may_pool(sig_a: dict[str, Any], sig_b: dict[str, Any]) -> None:
+    """Bad input (before any run) when B is another benchmark than A: its runs would mix
+    into A's parts (another target, workload, metric or machine)."""
+    differ = refine.same_benchmark(sig_a, sig_b)
+    if differ:
+        raise PerflabError(f"--update-parts pools the comparison into A's parts, but B differs "
+                           f"from A in {', '.join(differ)}")  # fmt: skip
+
+
+def _update(
+    cmp: Comparison,
+    found: mp.Measured,
+    sig: dict[str, Any],
+    tasks: int,
+    say: Callable[[str], None] | None,
+) -> None:
+    """Pool the comparison's pairs into the stored parts (``compare.refine``) and store them;
+    nothing stored when a run failed."""
+    assert cmp.precision is not None
+    if cmp.failed is not None or min(len(cmp.a.values), len(cmp.b.values)) < 2:
+        line = "parts not updated: " + ("a run failed" if cmp.failed else "under 2 pairs")
+        cmp.precision["parts_update"] = {"line": line}
+    else:
+        walls = [_wall(r) for r in (*cmp.a.records, *cmp.b.records)]
+        new = refine.from_comparison(cmp.a.values, cmp.b.values, walls, tasks)
+        pooled = refine.pool(found, new)
+        summary = refine.update_summary(found, pooled, new)
+        path = mp.save(pooled, sig, perflab_home())
+        line = f"{summary['line']}; stored in {path}"
+        cmp.precision["parts_update"] = {**summary, "line": line}
+    cmp.notes.append(line)
+    if say:
+        say(line)
+
+
+def _wall(rec: Any) -> float:
+    """A run's whole wall time (its phases' total, as the pilots'), nan without phases."""
+    total = ((rec.measurement or {}).get("phases") or {}).get("total")
+    return float(total) if total else math.nan
 
 
 def plan_or_refuse(
@@ -110,6 +161,7 @@ def plan_or_refuse(
     p = dataclasses.replace(p, var_between=p.var_between * scale, var_within=p.var_within * scale)
     pl = pp.plan(p, target, pp.planned_level(alpha) if level is None else level, found.bounds())
     pl = dataclasses.replace(pl, wall_s=pl.wall_s * units / 2, units=units)
+    pl = ranged(pl, ends(found, scale, pl.tasks))
     if pl.wall_s > max_time_s:
         raise PerflabError(
             f"±{pp.pct(target)} would take ~{pp.duration(pl.wall_s)} here ({pl.line()}), "

@@ -79,6 +79,10 @@ class Plan:
     #: Runs per step of ``pairs``: 2 (A and B) for a comparison; a history's releases, a
     #: campaign's sets (``wall_s`` is then theirs).
     units: int = 2
+    #: A prediction, not a guarantee: the pairs and the wall time (the sequence's when
+    #: ``expect`` ran) at the ends of the stored parts' 95 % intervals (``plan_range``).
+    pairs_range: tuple[int, int] | None = None
+    wall_range_s: tuple[float, float] | None = None
 
     @property
     def reachable(self) -> bool:
@@ -96,8 +100,11 @@ class Plan:
 
     def line(self) -> str:
         runs = f"{self.pairs} + {self.pairs}" if self.units == 2 else f"{self.units} × {self.pairs}"
+        k, w = self.pairs_range, self.wall_range_s
+        within = f" (predicted {k[0]}–{k[1]} from the parts' 95% intervals)" if k else ""
+        spread = f" ({span(w[0], w[1])})" if w else ""
         return (
-            f"{runs} runs of {self.tasks:,} tasks, ~{duration(self.wall)}, "
+            f"{runs} runs{within} of {self.tasks:,} tasks, ~{duration(self.wall)}{spread}, "
             f"expected CI ±{pct(self.width)} ({self.confidence:.1%})"
         )
 
@@ -105,6 +112,16 @@ class Plan:
         out = asdict(self)
         out["n_star"] = self.n_star if math.isfinite(self.n_star) else None
         return {**out, "line": self.line()}
+
+
+def span(lo_s: float, hi_s: float) -> str:
+    """'3–6 min' (one unit when both ends share it), else '50 s–2 min'; '4 min' alone when
+    both ends round alike."""
+    lo, hi = duration(lo_s), duration(hi_s)
+    if lo == hi:
+        return hi
+    unit = hi.split(" ", 1)[-1]
+    return f"{lo.split(' ', 1)[0]}–{hi}" if lo.endswith(" " + unit) else f"{lo}–{hi}"
 
 
 def pct(x: float) -> str:

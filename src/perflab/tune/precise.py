@@ -58,6 +58,8 @@ class FinalPlan:
     max_time_s: float
     alpha: float = ALPHA
     say: Callable[[str], None] | None = field(default=None, compare=False)
+    #: The parts at their 95 % intervals' ends (``plan_range.ends``): the blocks' range.
+    bounds: tuple[Parts, Parts] | None = field(default=None, compare=False)
 
 
 def plan_final(
@@ -73,7 +75,11 @@ def plan_final(
     level = pp.planned_level(bonferroni_level(ALPHA, MOST_COMPARED))
     found, pl = plan_or_refuse(Side("base", spec), metric, target, max_time_s, ALPHA,
                                MOST_COLUMNS, 1.0, level)  # fmt: skip
-    return pl, FinalPlan(target, pl.tasks, found.parts, max_time_s)
+    from perflab.compare.plan_range import ends
+
+    return pl, FinalPlan(
+        target, pl.tasks, found.parts, max_time_s, bounds=ends(found, 1.0, pl.tasks)
+    )
 
 
 def blocks_plan(fp: FinalPlan, columns: int, compared: int) -> tuple[Plan, Looks]:
@@ -81,6 +87,7 @@ def blocks_plan(fp: FinalPlan, columns: int, compared: int) -> tuple[Plan, Looks
     ``compared`` sets at the window planned, and their looks: up to the plan's overrun while
     ``max_time_s`` allows, at levels adding up to each set's share of alpha."""
     from perflab.compare import precision as pp
+    from perflab.compare.plan_range import ranged
 
     set_alpha = bonferroni_level(fp.alpha, compared)
     level = pp.planned_level(set_alpha)
@@ -96,6 +103,7 @@ def blocks_plan(fp: FinalPlan, columns: int, compared: int) -> tuple[Plan, Looks
     # expect() prices a pair (2 runs); a block is ``columns`` runs
     assert pl.expected_wall_s is not None
     pl = dataclasses.replace(pl, expected_wall_s=pl.expected_wall_s * columns / 2)
+    pl = ranged(pl, fp.bounds, list(levels), max(2, k // 2))
     return pl, pp.Looks(levels, fp.target, level, max(2, k // 2))
 
 

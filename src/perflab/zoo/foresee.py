@@ -49,19 +49,24 @@ class Prior:
     var: float | None
     source: str
     run_s: float
+    #: The variance at the ends of the stored parts' 95 % intervals (``plan_range.ends``).
+    var_range: tuple[float, float] | None = None
 
 
 def prior(spec: RunSpec, slots: int, home: Path) -> Prior:
     """The row's stored variance and the seconds of one of its runs (see the module)."""
     from perflab.compare import calibrate as cal
     from perflab.compare import parts as mp
+    from perflab.compare.plan_range import ends
 
     for metric in SAME_LOG_VARIANCE:
         sig = cal.signature(spec, metric)
         found = mp.load(sig, home)
         if found is not None:
             n = float(spec.tasks or 0)
-            return Prior(found.parts.var_run(n), "stored parts", found.parts.run_s(n))
+            at = ends(found, 1.0, int(n)) if n > 0 else None
+            var_range = (at[0].var_run(n), at[1].var_run(n)) if at else None
+            return Prior(found.parts.var_run(n), "stored parts", found.parts.run_s(n), var_range)
         c = cal.load(sig, home)
         if c is not None and c.sigma_log > 0:
             return Prior(c.sigma_log**2, "a stored calibration", least_run_s(spec, slots, home))
@@ -136,12 +141,31 @@ def before_pilot(
     runs = pilot * len(items) + search_runs
     cap = f"each capped at --timeout {duration(timeout_s)}: at most ~{duration(runs * timeout_s)}"
     if known == len(items):
+        whence += _range(priors, pilot, h)
         return (f"before the pilot: ~{sum(more):,} more runs after it, ~{duration(wall)} "
                 f"({whence}); the pilot ({runs} runs at most, {cap}) plans them again")  # fmt: skip
     bound = f", at least ~{duration(wall)} more ({whence})" if wall > 0 else ""
     return (f"the pilot runs first: {runs} runs at most ({pilot} of each of {len(items)} "
             f"measurements" + (", with the METG search's levels" if search_runs else "")
             + f"), {cap}; ±{pct(target)} is planned from its spread{bound}")  # fmt: skip
+
+
+def _range(priors: list[Prior], pilot: int, h: float) -> str:
+    """'; predicted 10–30 runs, ~2–5 min from the parts' 95% intervals' (empty without
+    intervals): the runs after the pilot at the ends of each row's stored variance."""
+    from perflab.compare.precision import span
+
+    if not any(p.var_range for p in priors):
+        return ""
+    runs, walls = [], []
+    for end in (0, 1):
+        more = [max(0, pairs_needed(p.var_range[end] if p.var_range else p.var or 0.0, h,
+                                    LEVEL, FIRST_LOOK) - pilot) for p in priors]  # fmt: skip
+        runs.append(sum(more))
+        walls.append(sum(m * p.run_s for m, p in zip(more, priors, strict=True)))
+    return (
+        f"; predicted {runs[0]:,}–{runs[1]:,} runs, ~{span(*walls)} from the parts' 95% intervals"
+    )
 
 
 def _spec(item: dict[str, Any]) -> RunSpec:
