@@ -214,7 +214,7 @@ def export(
     default ``NAME.csv``), or with ``deltas`` its pairs of runs X, X+{t} (CSV, default
     ``NAME.deltas.csv``), written whole or not at all; returns the path."""
     from perflab.campaign.dataset import export as write_runs
-    from perflab.campaign.dataset import export_deltas
+    from perflab.campaign.source import export_deltas
 
     if not deltas:
         return write_runs(open_store(store), name, path or f"{name}.{fmt}", fmt)

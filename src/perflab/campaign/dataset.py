@@ -77,20 +77,6 @@ def export(store: Store, name: str, path: str | Path, fmt: str = "csv") -> Path:
         raise PerflabError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
-def export_deltas(store_path: str | None, name: str, path: str | Path | None, metric: str) -> Path:
-    """Campaign ``name``'s pairs of runs X, X+{t} as a CSV (default ``NAME.deltas.csv``),
-    written whole or not at all."""
-    from perflab.analysis.deltas import run_pairs
-    from perflab.campaign.source import load
-
-    df = run_pairs(load(name, store_path, metric))
-    out = Path(path or f"{name}.deltas.csv")
-    try:
-        return atomic_write(out, lambda tmp: df.to_csv(tmp, sep=";", index=False))
-    except OSError as exc:
-        raise PerflabError(f"{out}: cannot write ({exc.strerror or exc})") from None
-
-
 def _timestamp(raw: str, where: str) -> str:
     raw = raw.strip()
     try:

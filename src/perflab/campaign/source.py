@@ -90,3 +90,17 @@ def open_source(source: str, store_path: str | None = None, metric: str = "us_pe
 def load(source: str, store_path: str | None = None, metric: str = "us_per_task") -> Dataset:
     """The analysis dataset of a campaign or CSV (``open_source(...).dataset(metric)``)."""
     return open_source(source, store_path, metric).dataset(metric)
+
+
+def export_deltas(store_path: str | None, name: str, path: str | Path | None, metric: str) -> Path:
+    """Campaign ``name``'s pairs of runs X, X+{t} as a CSV (default ``NAME.deltas.csv``),
+    written whole or not at all."""
+    from perflab.analysis.deltas import run_pairs
+    from perflab.files import atomic_write
+
+    df = run_pairs(load(name, store_path, metric))
+    out = Path(path or f"{name}.deltas.csv")
+    try:
+        return atomic_write(out, lambda tmp: df.to_csv(tmp, sep=";", index=False))
+    except OSError as exc:
+        raise PerflabError(f"{out}: cannot write ({exc.strerror or exc})") from None
