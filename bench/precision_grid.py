@@ -86,6 +86,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=900.0, help="Seconds a run may take.")
     ap.add_argument("--out")
     ap.add_argument("--report", help="Print a saved --out file (no runs).")
+    ap.add_argument("--against", help="With --report: a second grid's --out file; prints the "
+                    "ratio of their best windows with a bootstrap interval.")  # fmt: skip
     args = ap.parse_args()
     if args.report:
         with open(args.report) as f:
@@ -93,6 +95,11 @@ def main() -> None:
         if isinstance(data, list):  # a .partial file: the runs so far
             data = {"runs": data, "pick": pl.estimate(pilot_runs(data, "pilot")).window}
         show(data)
+        if args.against:
+            with open(args.against) as f:
+                other = json.load(f)["runs"]
+            r, (lo, hi) = best_window_ratio(data["runs"], other)
+            print(f"best window ÷ {args.against}'s: ×{r:.2f} (95% CI {lo:.2f}–{hi:.2f})")
         return
     t_start = time.monotonic()
     TIMEOUT_S[0] = args.timeout
@@ -175,6 +182,25 @@ def smoothed_ratio_ci(runs: list[dict], pick: int, boot: int = 400) -> tuple[flo
         if best > 0:
             got.append(pl.per_hour(f, pick) / best)
     return float(np.percentile(got, 2.5)), float(np.percentile(got, 97.5))
+
+
+def _best_window(runs: list[dict]) -> int:
+    fixed = [r for r in runs if r["design"] == "pilot" or r["design"].replace(",", "").isdigit()]
+    f = pl.estimate([pl.PilotRun(r["tasks"], r["us_per_task"], r["wall_s"]) for r in fixed],
+                    boot=0).parts  # fmt: skip
+    return pl.best_window(f, (100, 200_000))
+
+
+def best_window_ratio(
+    runs: list[dict], other: list[dict], boot: int = 400
+) -> tuple[float, tuple[float, float]]:
+    """This grid's smoothed best window over another's, with a 95 % percentile-bootstrap
+    interval (each grid's pairs resampled on their own, both models refitted)."""
+    rng = np.random.default_rng(2)
+    got = [_best_window(_resample(runs, rng)) / _best_window(_resample(other, rng))
+           for _ in range(boot)]  # fmt: skip
+    ratio = _best_window(runs) / _best_window(other)
+    return ratio, (float(np.percentile(got, 2.5)), float(np.percentile(got, 97.5)))
 
 
 def measured_vs_best(runs: list[dict], pick: int, boot: int = 2000) -> None:
