@@ -120,3 +120,14 @@ config = Config(
     strategy="none",
 )
 """
+
+
+#: A black-box command for the tune tests: a and b help (x0.6, x0.8), c harms (x1.2), the
+#: levels of p help a little; 2 % noise. Its last line is the score (us_per_task).
+TUNE_APP = """
+import os, random
+t = set(filter(None, os.environ.get("PERFLAB_TREATMENTS", "").split(",")))
+us = 1000.0 * (0.6 if "a" in t else 1) * (0.8 if "b" in t else 1) * (1.2 if "c" in t else 1)
+us *= {"p=1": 0.95, "p=2": 0.9}.get(next((x for x in t if x.startswith("p=")), ""), 1)
+print(us * random.lognormvariate(0, 0.02))
+"""

@@ -3,7 +3,8 @@ UTS namespace on a private bridge, the controller and munge on this host (issue 
 
 One cluster serves the module. Its faults: a node killed mid-campaign, a job cancelled, the
 driver SIGKILLed, the controller restarted; each campaign still stores every planned run
-exactly once. And nothing of the cluster is left after it, nor after its command is killed.
+exactly once. And nothing of the cluster is left after it. (``scripts/slurm``'s own clusters:
+tests/batch/test_cluster_command.py, which loadfile can run beside this file.)
 """
 
 from __future__ import annotations
@@ -26,10 +27,9 @@ import psutil
 import pytest
 
 from attacker import as_nobody, needs_root
-from conftest import ROOT
-from perflab.analysis import hostshare
+from clusterkit import cli_env, leftovers, run_perflab, where, write_config, write_score
 from perflab.batch import netns
-from perflab.batch.slurm import SlurmCluster, marked
+from perflab.batch.slurm import SlurmCluster
 from perflab.campaign.store import Store
 
 pytestmark = [
@@ -40,57 +40,6 @@ pytestmark = [
 ]  # fmt: skip
 
 NODES = 4
-
-#: The measured command's score. While the test holds the runs (file ``hold``), a run says
-#: on which node it waits (a file in ``held/``) and waits: a fault lands on runs in flight,
-#: and a revived node finds runs left.
-SCORE = """#!/bin/bash
-if [ -e {work}/hold ]; then
-  hostname > {work}/held/$$
-  while [ -e {work}/hold ]; do sleep 0.1; done
-fi
-t=",$PERFLAB_TREATMENTS,"; s=1000
-case $t in *,a,*) s=$((s-400));; esac
-case $t in *,b,*) s=$((s-300));; esac
-echo $((s + RANDOM % 13))
-"""
-
-#: One block per node, each an exclusive one-node job whose worker pool (one worker) is an
-#: srun job step; the workers reach the interchange on the bridge's address, encrypted.
-CONFIG = """
-from parsl.config import Config
-from parsl.executors import HighThroughputExecutor
-from parsl.launchers import SrunLauncher
-from parsl.providers import SlurmProvider
-
-config = Config(
-    executors=[HighThroughputExecutor(
-        label="perflab_runner", address={addr!r}, max_workers_per_node=1,
-        heartbeat_period=2, heartbeat_threshold=8,
-        provider=SlurmProvider(
-            partition={partition!r}, nodes_per_block=1, init_blocks={blocks}, min_blocks=0,
-            max_blocks={blocks}, exclusive={exclusive}, walltime="00:10:00",
-            launcher=SrunLauncher(), worker_init="export PATH={bin}:$PATH",
-        ),
-    )],
-    strategy="none", run_dir={run_dir!r},
-)
-"""
-
-
-def write_config(path: Path, addr: str, partition: str, blocks: int,
-                 exclusive: bool = True) -> Path:  # fmt: skip
-    path.write_text(CONFIG.format(
-        addr=addr, partition=partition, blocks=blocks, exclusive=exclusive,
-        bin=str(Path(sys.executable).parent), run_dir=str(path.parent / "runinfo"),
-    ))  # fmt: skip
-    return path
-
-
-def write_score(work: Path) -> None:
-    (work / "score.sh").write_text(SCORE.format(work=work))
-    (work / "score.sh").chmod(0o755)
-    (work / "held").mkdir()
 
 
 def _held(work: Path) -> list[str]:
@@ -111,29 +60,6 @@ def _hold(work: Path, runs: int = NODES) -> list[str]:
     return _held(work)
 
 
-def _leftovers(owner: int, root: str, daemons: list[int]) -> list[str]:
-    """What is left of a cluster: processes (marked, or its daemons), namespaces, links."""
-    out = []
-    for p in [*_procs(daemons), *marked(root, f"{root}/slurm.conf")]:
-        try:
-            if p.status() != psutil.STATUS_ZOMBIE:
-                out.append(f"{p.pid} {p.name()}")
-        except psutil.Error:
-            pass
-    nss, links = netns.owned(owner)
-    return out + nss + links + ([root] if Path(root).exists() else [])
-
-
-def _procs(pids: list[int]) -> list[psutil.Process]:
-    out = []
-    for pid in pids:
-        try:
-            out.append(psutil.Process(pid))
-        except psutil.Error:
-            pass
-    return out
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[SlurmCluster]:
     c = SlurmCluster(nodes=NODES)
@@ -143,7 +69,7 @@ def cluster() -> Iterator[SlurmCluster]:
         yield c
     finally:
         c.stop()
-        assert _leftovers(os.getpid(), str(c.root), daemons) == []
+        assert leftovers(os.getpid(), str(c.root), daemons) == []
 
 
 #: The drivers a test started: one still running when the test ends (it failed) is stopped
@@ -168,20 +94,8 @@ def work(tmp_path: Path, cluster: SlurmCluster) -> Iterator[Path]:
         _wait_for(lambda: cluster.jobs() == [], timeout=60)
 
 
-def _env(work: Path, conf: dict[str, str]) -> dict[str, str]:
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    return {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(work / ".perflab"),
-            "PATH": path, **conf}  # fmt: skip
-
-
-def _perflab(work: Path, env: dict[str, str], *args: str, timeout: float = 240) -> (
-        subprocess.CompletedProcess[str]):  # fmt: skip
-    return subprocess.run([sys.executable, "-m", "perflab", *args], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
-
-
 def _create(work: Path, env: dict[str, str], name: str, command: str, reps: int) -> None:
-    proc = _perflab(work, env, "campaign", "create", name, "--command", command,
+    proc = run_perflab(work, env, "campaign", "create", name, "--command", command,
                     "--factors", "a,b,c", "--design", "full", "--replicates", str(reps),
                     "--store", str(work / "s.db"))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -240,20 +154,8 @@ def _finish(driver: subprocess.Popen[str], timeout: float = 240) -> dict[str, in
 def _every_run_once(work: Path, name: str, planned: int, nodes: list[str]) -> list:
     assert _seqs(work / "s.db", name) == list(range(planned)), "each run stored once"
     records = Store(work / "s.db").records(name)
-    _where(records, nodes)
+    where(records, nodes)
     return records
-
-
-def _where(records: list, nodes: list[str]) -> None:
-    """Each record names its node, job and step, and the one kernel of all the nodes."""
-    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    for r in records:
-        assert r.status == "ok", r.error
-        batch, host = r.env["batch"], r.env["host"]
-        assert batch["node"] in nodes and batch["job_id"].isdigit()
-        assert batch["step_id"] == "0" and host["hostname"] == batch["node"]
-        assert host["boot_id"] == boot  # namespaces: one kernel, whatever the hostname
-        assert host["netns"].startswith("net:[")  # but a network of its own per node
 
 
 def _lost(work: Path, name: str) -> list[tuple[int, str]]:
@@ -262,7 +164,7 @@ def _lost(work: Path, name: str) -> list[tuple[int, str]]:
 
 def _shared_hosts(work: Path, env: dict[str, str], name: str) -> tuple[dict, str]:
     """analyze's shared_hosts JSON for campaign ``name``, and what it printed on stderr."""
-    proc = _perflab(work, env, "analyze", name, "--store", str(work / "s.db"), "--json")
+    proc = run_perflab(work, env, "analyze", name, "--store", str(work / "s.db"), "--json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)["shared_hosts"], proc.stderr
 
@@ -275,7 +177,7 @@ def test_a_node_killed_mid_campaign_loses_runs_that_are_measured_elsewhere_and_c
     in another job; every run stored once. The node, restarted while runs are left, is
     given a new block and measures runs of the same campaign again. No warning of a shared
     host: each run had its node to itself."""
-    env = _env(work, cluster.env())
+    env = cli_env(work, cluster.env())
     _create(work, env, "k", "sleep 0.5; ./score.sh", reps=5)
     began = time.monotonic()
     driver = _driver(work, env, "k")
@@ -330,7 +232,7 @@ def test_a_cancelled_and_a_preempted_job_lose_their_runs_which_are_measured_else
     """With 4 runs in flight, one job is cancelled (scancel) and another preempted (a job of
     the urgent partition takes its node; PreemptMode=CANCEL): each run lost is stored apart
     with Slurm's words and measured again; every run stored once."""
-    env = _env(work, cluster.env())
+    env = cli_env(work, cluster.env())
     _create(work, env, "x", "sleep 0.5; ./score.sh", reps=1)
     driver = _driver(work, env, "x")
     nodes = _hold(work)  # a run in flight on each node
@@ -356,7 +258,7 @@ def test_a_cancelled_and_a_preempted_job_lose_their_runs_which_are_measured_else
 def test_a_sigkilled_driver_is_resumed_without_a_lost_or_duplicate_run(
     work: Path, cluster: SlurmCluster
 ) -> None:
-    env = _env(work, cluster.env())
+    env = cli_env(work, cluster.env())
     _create(work, env, "d", "sleep 0.5; ./score.sh", reps=2)
     driver = _driver(work, env, "d")
     db = work / "s.db"
@@ -388,7 +290,7 @@ def test_shared_nodes_are_warned_about_nobody_is_refused_and_the_controller_rest
     3 s with the held runs released meanwhile (the workers go on without it), then
     restarted, does not stop the campaign: nothing lost, every run stored once."""
     write_config(work / "shared.py", cluster.addr, cluster.partition, NODES, exclusive=False)
-    env = _env(work, cluster.env())
+    env = cli_env(work, cluster.env())
     _create(work, env, "s", "sleep 1; ./score.sh", reps=2)
     driver = _driver(work, env, "s", "shared.py")
     held = _hold(work)  # 4 runs in flight
@@ -484,81 +386,3 @@ report(codes=[r.returncode for r in runs], said=[r.stderr[-200:] for r in runs])
     )
     assert all(code != 0 for code in out["codes"]), out
     _no_jobs_left(cluster)
-
-
-class _Command:
-    """``scripts/slurm --nodes 2`` running: its owner's PID, what it printed, its files."""
-
-    def __init__(self) -> None:
-        cmd = [str(ROOT / "scripts" / "slurm"), "--nodes", "2"]
-        self.env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHON": sys.executable}
-        self.proc = subprocess.Popen(cmd, env=self.env, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        self.conf = self.proc.stdout.readline().strip().split("=", 1)[1]
-        said = self.proc.stdout.readline()
-        assert "# throwaway Slurm" in said, said
-        found = re.search(r"controller (\S+):\d+", said)
-        assert found, said
-        self.addr, self.root = found.group(1), str(Path(self.conf).parent)
-        self.daemons = [p.pid for p in marked(self.root)
-                        if p.name() in ("slurmctld", "slurmd", "munged")]  # fmt: skip
-        assert len(self.daemons) == 4 and all(netns.owned(self.proc.pid))
-
-    def left(self) -> list[str]:
-        return _leftovers(self.proc.pid, self.root, self.daemons)
-
-    def kill(self, sig: signal.Signals) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        self.proc.wait(timeout=60)
-
-    def cleanup(self) -> None:
-        clean = subprocess.run([str(ROOT / "scripts" / "slurm"), "--cleanup"], env=self.env,
-                               capture_output=True, timeout=120)  # fmt: skip
-        assert clean.returncode == 0, clean.stderr
-
-
-def test_a_tune_over_two_nodes_then_the_command_sigtermed_leaves_nothing(tmp_path: Path) -> None:
-    """``scripts/slurm --nodes 2``, and in another process ``perflab tune --runner parsl``
-    over its 2 nodes (one exclusive node per measurement): every record names its node, job
-    and step, both nodes measured, no two runs on one node at once. The command SIGTERMed
-    then stops everything itself."""
-    command = _Command()
-    try:
-        write_score(tmp_path)
-        write_config(tmp_path / "slurm.py", command.addr, "perflab", 2)
-        env = _env(tmp_path, {"SLURM_CONF": command.conf})
-        proc = _perflab(tmp_path, env, "tune", "t", "--command", "./score.sh", "--factors",
-                        "a,b", "--budget", "26", "--pairs", "3", "--search", "staged",
-                        "--runner", "parsl", "--runner-config", "slurm.py",
-                        "--store", str(tmp_path / "s.db"), "--json", timeout=900)  # fmt: skip
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        result = json.loads(proc.stdout.strip().splitlines()[-1])
-        store = Store(tmp_path / "s.db")
-        stages = [n for n in store.campaign_names() if n.startswith("t.")]
-        records = [r for n in stages for r in store.records(n)]
-        # the tune spends at most its budget and finds the two factors that help
-        assert len(records) == result["runs"] <= 26 and set(result["best_set"]) == {"a", "b"}
-        assert {r.env["runner"]["provider"] for r in records} == {"SlurmProvider"}
-        _where(records, ["node1", "node2"])
-        assert {r.env["batch"]["node"] for r in records} == {"node1", "node2"}
-        assert hostshare.summary(records)["pairs"] == []
-        print(
-            f"\ntune over 2 nodes: {len(records)} runs in {len(stages)} stages, best set "
-            f"{result['best_set']}, jobs {sorted({r.env['batch']['job_id'] for r in records})}"
-        )
-    finally:
-        command.kill(signal.SIGTERM)
-    assert command.left() == []
-
-
-def test_the_sigkilled_cluster_command_leaves_what_cleanup_removes() -> None:
-    """SIGKILLed, its daemons, namespaces, veths and bridge outlive it, named after its PID,
-    and ``--cleanup`` removes every one of them."""
-    command = _Command()
-    try:
-        command.kill(signal.SIGKILL)
-        assert command.left(), "nothing could stop them"
-    finally:
-        command.cleanup()
-    assert command.left() == []

@@ -1,7 +1,7 @@
 """The Parsl runner on a real, throwaway Slurm (munged + slurmctld + slurmd on this machine):
 campaigns through SlurmProvider, a SIGKILLed driver resumed, a cancelled job's runs failed
 with Slurm's reason, bad input refused, and nothing of Slurm left afterwards. (A tune through
-SlurmProvider runs over two nodes in tests/batch/test_cluster.py.)"""
+SlurmProvider runs over two nodes in tests/batch/test_cluster_command.py.)"""
 
 from __future__ import annotations
 

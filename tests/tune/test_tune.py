@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import PARSL_RUNNER_CONFIG, PERFLAB, ROOT, perflab
+from conftest import PERFLAB, ROOT, TUNE_APP, perflab
 from perflab.campaign.designs.base import Constraints
 from perflab.campaign.store import Store
 from perflab.tune.final import repair
@@ -59,15 +59,6 @@ def test_repair_always_returns_a_valid_set() -> None:
             assert "L=2" in out
 
 
-SCRIPT = """
-import os, random
-t = set(filter(None, os.environ.get("PERFLAB_TREATMENTS", "").split(",")))
-us = 1000.0 * (0.6 if "a" in t else 1) * (0.8 if "b" in t else 1) * (1.2 if "c" in t else 1)
-us *= {"p=1": 0.95, "p=2": 0.9}.get(next((x for x in t if x.startswith("p=")), ""), 1)
-print(us * random.lognormvariate(0, 0.02))
-"""
-
-
 def _runs_done(path: Path) -> int:
     """Finished runs in the store at ``path``, read afresh (a Store opened before the tune
     creates its file is an empty one in memory, and stays so)."""
@@ -82,7 +73,7 @@ def _runs_done(path: Path) -> int:
 
 @pytest.mark.slow
 def test_tune_a_black_box_command_resumes_after_a_kill(tmp_path: Path) -> None:
-    (tmp_path / "app.py").write_text(SCRIPT)
+    (tmp_path / "app.py").write_text(TUNE_APP)
     args = [
         "tune", "t1", "--command", f"{sys.executable} app.py", "--factors", "a,b,c,d,p=1,p=2",
         "--budget", "60", "--pairs", "4", "--store", str(tmp_path / "s.db"),
@@ -116,28 +107,6 @@ def test_tune_a_black_box_command_resumes_after_a_kill(tmp_path: Path) -> None:
     assert [lv["level"] for lv in result["levels"]][-1] == "source_remove"
 
 
-@pytest.mark.slow
-def test_tune_runs_through_the_parsl_runner(tmp_path: Path) -> None:
-    """`--runner parsl`: every stage's runs go to the runner's workers (two blocks here)."""
-    (tmp_path / "app.py").write_text(SCRIPT)
-    (tmp_path / "runner.py").write_text(PARSL_RUNNER_CONFIG)
-    r = perflab(
-        "tune", "t2", "--command", f"{sys.executable} app.py", "--factors", "a,b,c",
-        "--budget", "36", "--pairs", "3", "--search", "staged", "--runner", "parsl",
-        "--runner-config", "runner.py", "--store", str(tmp_path / "s.db"), "--json",
-        cwd=tmp_path, timeout=400,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
-    result = json.loads(r.stdout)
-    assert {"a", "b"} <= set(result["best_set"]) and "c" not in result["best_set"]
-    store = Store(tmp_path / "s.db")
-    stages = [store.records(c) for c in store.campaign_names()]
-    assert sum(len(s) for s in stages) == result["runs"]
-    # each stage starts the runner afresh: its runs are shared by that stage's two workers
-    workers = [{rec.measurement["measured_by"]["pid"] for rec in s} for s in stages]
-    assert all(len(w) <= 2 for w in workers) and max(len(w) for w in workers) == 2
-
-
 def test_optuna_search_confirms_its_pick_with_measured_pairs() -> None:
     from perflab.tune.optuna_search import OptunaSearch
 
@@ -164,7 +133,7 @@ def test_a_short_budget_is_noted_once_and_a_too_small_one_is_refused(tmp_path: P
     from perflab.tune.driver import short_budget
 
     assert short_budget(300, 20) == "" and "about 300 runs" in short_budget(299, 20)
-    (tmp_path / "app.py").write_text(SCRIPT)
+    (tmp_path / "app.py").write_text(TUNE_APP)
     base = ["tune", "t3", "--command", f"{sys.executable} app.py", "--factors", "a,b,c"]
     store = ["--store", str(tmp_path / "s.db")]
     r = perflab(*base, "--budget", "20", *store, cwd=tmp_path)
