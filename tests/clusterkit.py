@@ -5,12 +5,15 @@ command, the runner's Parsl config, the CLI's environment, and what a cluster le
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import psutil
+import pytest
 
+from attacker import needs_root
 from conftest import ROOT
 from perflab.batch import netns
 from perflab.batch.slurm import marked
@@ -28,6 +31,14 @@ case $t in *,a,*) s=$((s-400));; esac
 case $t in *,b,*) s=$((s-300));; esac
 echo $((s + RANDOM % 13))
 """
+
+#: What a test that starts a throwaway Slurm needs: root, and Slurm's daemons.
+CLUSTER_MARKS = [
+    pytest.mark.slow,
+    needs_root,
+    pytest.mark.skipif(shutil.which("slurmctld") is None and not os.path.exists(
+        "/usr/sbin/slurmctld"), reason="Slurm is not installed (scripts/setup installs it)"),
+]  # fmt: skip
 
 #: One block per node, each an exclusive one-node job whose worker pool (one worker) is an
 #: srun job step; the workers reach the interchange on the bridge's address, encrypted.

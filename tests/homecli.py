@@ -24,6 +24,20 @@ def last_json(res: Result) -> dict:
     return out
 
 
+def cycling_score(value: str) -> str:
+    """A command's script printing ``value``, an expression of ``t`` (the set's treatments)
+    and ``n`` (how many runs printed before, counted in a file beside the script): a spread
+    that repeats the same way every time, where a random one could draw two close values."""
+    return (
+        "import os\n"
+        "t = set(filter(None, os.environ['PERFLAB_TREATMENTS'].split(',')))\n"
+        "p = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'n')\n"
+        "n = int(open(p).read()) if os.path.exists(p) else 0\n"
+        "open(p, 'w').write(str(n + 1))\n"
+        f"print({value})\n"
+    )
+
+
 def command_campaign(
     home: Path, score: str, factors: str, runs: int, python: str = "python3 -S", *more: str
 ) -> str:

@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -26,18 +25,21 @@ from pathlib import Path
 import psutil
 import pytest
 
-from attacker import as_nobody, needs_root
-from clusterkit import cli_env, leftovers, run_perflab, where, write_config, write_score
+from attacker import as_nobody
+from clusterkit import (
+    CLUSTER_MARKS,
+    cli_env,
+    leftovers,
+    run_perflab,
+    where,
+    write_config,
+    write_score,
+)
 from perflab.batch import netns
 from perflab.batch.slurm import SlurmCluster
 from perflab.campaign.store import Store
 
-pytestmark = [
-    pytest.mark.slow,
-    needs_root,
-    pytest.mark.skipif(shutil.which("slurmctld") is None and not os.path.exists(
-        "/usr/sbin/slurmctld"), reason="Slurm is not installed (scripts/setup installs it)"),
-]  # fmt: skip
+pytestmark = CLUSTER_MARKS
 
 NODES = 4
 

@@ -10,28 +10,27 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from attacker import needs_root
-from clusterkit import cli_env, leftovers, run_perflab, where, write_config, write_score
+from clusterkit import (
+    CLUSTER_MARKS,
+    cli_env,
+    leftovers,
+    run_perflab,
+    where,
+    write_config,
+    write_score,
+)
 from conftest import ROOT
 from perflab.analysis import hostshare
 from perflab.batch import netns
 from perflab.batch.slurm import marked
 from perflab.campaign.store import Store
 
-pytestmark = [
-    pytest.mark.slow,
-    needs_root,
-    pytest.mark.skipif(shutil.which("slurmctld") is None and not os.path.exists(
-        "/usr/sbin/slurmctld"), reason="Slurm is not installed (scripts/setup installs it)"),
-]  # fmt: skip
+pytestmark = CLUSTER_MARKS
 
 
 class _Command:

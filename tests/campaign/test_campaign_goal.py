@@ -14,19 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from homecli import cli, command_campaign, last_json
+from homecli import cli, command_campaign, cycling_score, last_json
 from perflab.campaign import running
 
 #: 'slow' is twice the base; both spread ±2 % in a fixed cycle (a counter file), so the run
 #: is the same every time: 'slow' is out of the running at the first look (3 blocks)
-SCORE = (
-    "import os\n"
-    "t = set(filter(None, os.environ['PERFLAB_TREATMENTS'].split(',')))\n"
-    "p = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'n')\n"
-    "n = int(open(p).read()) if os.path.exists(p) else 0\n"
-    "open(p, 'w').write(str(n + 1))\n"
-    "print((2000.0 if 'slow' in t else 1000.0) * (1.0, 1.02, 0.98, 1.01, 0.99)[n % 5])\n"
-)
+SCORE = cycling_score("(2000.0 if 'slow' in t else 1000.0) * (1.0, 1.02, 0.98, 1.01, 0.99)[n % 5]")
 #: Deterministic: every run of a set prints the same value.
 EXACT = (
     "import os\n"

@@ -13,20 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from homecli import cli, command_campaign, last_json
+from homecli import cli, command_campaign, cycling_score, last_json
 from perflab.campaign import stopping
 from perflab.campaign.definition import CampaignDef
 
 #: 'a' is exact (a fixed value: known at its first look); the base cycles through values a
 #: factor 1.4-4 apart (never known; a random spread could by chance give two close values)
-SCORE = (
-    "import os\n"
-    "t = set(filter(None, os.environ['PERFLAB_TREATMENTS'].split(',')))\n"
-    "p = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'n')\n"
-    "n = int(open(p).read()) if os.path.exists(p) else 0\n"
-    "open(p, 'w').write(str(n + 1))\n"
-    "print(1000.0 if 'a' in t else (500.0, 2000.0, 700.0, 1500.0)[n % 4])\n"
-)
+SCORE = cycling_score("1000.0 if 'a' in t else (500.0, 2000.0, 700.0, 1500.0)[n % 4]")
 
 
 def made(home: Path, target: float | None) -> str:
