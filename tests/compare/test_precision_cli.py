@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -167,4 +168,75 @@ def test_bad_pilot_windows_are_refused_before_any_run(
     monkeypatch.setattr(pilots, "measure", machine)
     res = cli(tmp_path, "precision", "--windows", windows)
     assert res.exit_code == 2 and "--windows" in res.output
+    assert machine.calls == 0 and not (tmp_path / "precision.json").exists()
+
+
+#: CPU per task is far quieter than wall per task here (on HTEX its CV was a third of it).
+CPU_US, CPU_SD_B, CPU_SD_W = 40.0, 0.01, 0.15
+
+
+class CpuMachine(FakeMachine):
+    """``FakeMachine``'s records with the runs' CPU seconds, drawn with their own noise."""
+
+    def __call__(self, spec: RunSpec | Prepared) -> RunRecord:
+        rec = super().__call__(spec)
+        n = rec.tasks or 1
+        z_b, z_w = self.rng.standard_normal(2)
+        cpu = CPU_US * 1e-6 * n * math.exp(CPU_SD_B * z_b + CPU_SD_W * z_w / math.sqrt(n))
+        return dataclasses.replace(rec, cpu_user_s=0.75 * cpu, cpu_sys_s=0.25 * cpu)
+
+
+def test_pilots_by_cpu_per_task_store_their_own_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pilots, "measure", CpuMachine(8))
+    pilot = ["precision", "--windows", "500,8000", "--runs", "8"]
+    res = cli(tmp_path, *pilot, "--by", "cpu_us_per_task")
+    assert res.exit_code == 0, res.output
+    (cpu,) = json.loads((tmp_path / "precision.json").read_text()).values()
+    assert cpu["signature"]["metric"] == "cpu_us_per_task"
+    assert cpu["parts"]["fixed_s"] == pytest.approx(FIXED_S)  # the cost is the run's, any metric
+    # no parts for µs per task yet: compare by it has nothing to plan from; by CPU it plans
+    # (a plan past --max-time is refused before any run, naming its time)
+    res = cli(tmp_path, "compare", "--precision", "5%")
+    assert res.exit_code == 2 and "perflab precision" in res.output
+    res = cli(tmp_path, "compare", "--precision", "5%", "--max-time", "10",
+              "--by", "cpu_us_per_task")  # fmt: skip
+    assert res.exit_code == 2 and "would take ~" in res.output
+    res = cli(tmp_path, *pilot)
+    assert res.exit_code == 0, res.output
+    entries = json.loads((tmp_path / "precision.json").read_text())
+    assert entries[cpu["key"]] == cpu  # the wall pilots stored beside it, not over it
+    (us,) = (e for k, e in entries.items() if k != cpu["key"])
+    assert us["signature"]["metric"] == "us_per_task"
+    assert {k: v for k, v in us["signature"].items() if k != "metric"} == {
+        k: v for k, v in cpu["signature"].items() if k != "metric"
+    }
+    # each fitted from its own metric: CPU's run variance at 500 tasks is far below wall's
+    var = {m: {o["tasks"]: o["var"] for o in e["observations"]} for m, e in (("cpu", cpu),
+                                                                          ("us", us))}  # fmt: skip
+    assert var["cpu"][500] < var["us"][500] / 5  # truths: 1.5e-4 and 5.4e-3
+
+
+def test_an_unknown_metric_for_the_pilots_is_refused_before_any_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    machine = CpuMachine(9)
+    monkeypatch.setattr(pilots, "measure", machine)
+    res = cli(tmp_path, "precision", "--windows", "500,8000", "--by", "cpu_per_nothing")
+    assert res.exit_code == 2
+    (line,) = res.output.strip().splitlines()
+    assert "cpu_per_nothing" in line and "--by" in line and "Traceback" not in res.output
+    assert machine.calls == 0 and not (tmp_path / "precision.json").exists()
+
+
+def test_cpu_per_task_from_sub_batches_is_refused_before_any_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    machine = CpuMachine(10)
+    monkeypatch.setattr(verb, "measure", machine)  # --splits' runs (fresh_runs)
+    res = cli(tmp_path, "precision", "--runs", "4", "--by", "cpu_us_per_task")
+    assert res.exit_code == 2
+    (line,) = res.output.strip().splitlines()
+    assert "cannot be split" in line and "--windows fits any metric" in line
     assert machine.calls == 0 and not (tmp_path / "precision.json").exists()

@@ -18,6 +18,7 @@ from perflab.cli.app import main
 from perflab.compare import precision as pp
 from perflab.errors import PerflabError
 from perflab.run.record import RunRecord
+from perflab.zoo import precise as zp
 from perflab.zoo.driver import run_zoo
 from perflab.zoo.suite import ZooConfig
 
@@ -94,6 +95,37 @@ def test_the_zoo_says_its_precision_per_hour(
     hour = p["half_width"] * math.sqrt(p["wall_s"] / 3600)
     assert p["half_width_per_hour"] == pytest.approx(hour)
     assert f"an hour gives ±{pp.pct(hour)}, 4× the time halves it" in p["line"]
+
+
+def test_each_row_says_its_own_precision_per_hour(tmp_path: Path) -> None:
+    # a stand-in run lasts 3 s (its record's start to end): a row's hours are its own runs'
+    p = zoo(tmp_path, 0.05)[0]["precision"]
+    by = {r["row"].split()[1]: r for r in p["rows"]}
+    for r in by.values():
+        assert r["wall_s"] == pytest.approx(3.0 * r["runs"])
+        hour = r["half_width"] * math.sqrt(3.0 * r["runs"] / 3600)
+        assert r["half_width_per_hour"] == pytest.approx(hour, rel=1e-9)
+    # the noisy row ran on: its own hours, not the quiet row's, price its interval
+    assert by["chain"]["wall_s"] > by["fan"]["wall_s"]
+
+
+def test_a_row_without_time_or_without_an_interval_has_no_rate() -> None:
+    def row(values: list[float], cost_s: list[float], need: int = 3) -> zp.Row:
+        item = {"kind": "chain", "spec": {"target": "cf-threads", "params": {}}}
+        return zp.Row(item, values, cost_s, need)
+
+    found = {
+        "timed": row([2.0, 2.1, 1.9], [3.0, 3.0, 3.0, 4.0]),  # a failed run's 4 s count too
+        "instant": row([2.0, 2.1, 1.9], [0.0, 0.0, 0.0]),
+        "unrecorded": row([2.0, 2.1, 1.9], []),
+        "one run": row([2.0], [3.0], need=0),  # no spread: no interval to rate
+    }
+    out = zp.reached(found, {"target": 0.05, "need": {"timed": 3}}, 0, 0.0)
+    rate = {k: r["half_width_per_hour"] for k, r in zip(found, out["rows"], strict=True)}
+    hw = found["timed"].width()
+    assert rate["timed"] == pytest.approx(hw * math.sqrt(13.0 / 3600), rel=1e-9)
+    assert rate["instant"] is None and rate["unrecorded"] is None and rate["one run"] is None
+    assert [r["wall_s"] for r in out["rows"]] == [13.0, 0.0, 0.0, 3.0]
 
 
 def test_the_noisy_row_mostly_reaches_the_target_over_seeds(tmp_path: Path) -> None:

@@ -119,6 +119,7 @@ def _splits(spec: RunSpec, splits: int, runs: int, metric: str) -> tuple[mp.Meas
     """Fresh runs of one window split into sub-batches (``parts.estimate``)."""
     if splits < 2 or runs < mp.MIN_RUNS:
         raise PerflabError(f"--splits must be at least 2 and --runs at least {mp.MIN_RUNS}")
+    mp.splittable(metric)
     if spec.command is not None:
         raise PerflabError("precision measures engine targets (a command has no window)")
     tasks = spec.tasks or 2000

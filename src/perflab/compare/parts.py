@@ -91,15 +91,21 @@ class Measured:
         return cls(**d)
 
 
+def splittable(metric: str) -> None:
+    """PerflabError unless ``metric``'s value per sub-batch follows from its tasks and wall
+    time (``SPLITTABLE``); checked before any run, so a wrong ``--by`` runs nothing."""
+    if metric not in SPLITTABLE:
+        raise PerflabError(
+            f"the within-window variance of {metric!r} cannot be split from a window's "
+            f"sub-batches (can: {', '.join(SPLITTABLE)}; --windows fits any metric)"
+        )
+
+
 def from_record(rec: dict[str, Any], metric: str) -> RunParts | None:
     """A run record's (as a dict) parts, or None without window splits or phases."""
     m = rec.get("measurement") or {}
     splits, ph = m.get("window_splits"), m.get("phases") or {}
-    if metric not in SPLITTABLE:
-        raise PerflabError(
-            f"the within-window variance of {metric!r} cannot be split from a window's "
-            f"sub-batches (can: {', '.join(SPLITTABLE)})"
-        )
+    splittable(metric)
     if not splits or not ph.get("total"):
         return None
     values = [SPLITTABLE[metric](s["tasks"], s["wall_s"]) for s in splits]

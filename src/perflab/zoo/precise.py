@@ -202,13 +202,17 @@ def _renewed(planned: int, row: Row, target: float) -> int:
 
 def reached(found: dict[str, Row], planned: dict[str, Any], rounds: int, wall_s: float
             ) -> dict[str, Any]:  # fmt: skip
-    """Each row's half-width reached and why it stopped, and the line that says it."""
+    """Each row's half-width reached, why it stopped, its runs' seconds and its precision per
+    hour (``per_hour`` of its half-width and its own seconds), and the line that says it."""
     from perflab.compare.precision import pct, per_hour, per_hour_text
 
     target = planned["target"]
+    # each row's rate by its own runs' seconds (a row's runs cost what its engine costs)
     rows_out = [{"row": r.label, "runs": len(r.values), "half_width": _finite(r.width()),
                  "planned_runs": planned["need"].get(k, 0), "needed_runs": r.need,
-                 "stopped": r.stopped or "not planned"} for k, r in found.items()]  # fmt: skip
+                 "stopped": r.stopped or "not planned", "wall_s": float(sum(r.cost_s)),
+                 "half_width_per_hour": per_hour(r.width(), sum(r.cost_s))}
+                for k, r in found.items()]  # fmt: skip
     grew = sum(1 for k, r in found.items() if r.need > planned["need"].get(k, 0))
     within = sum(1 for r in found.values() if r.need and r.width() <= target)
     widest = max((r.width() for r in found.values() if r.need), default=math.inf)
