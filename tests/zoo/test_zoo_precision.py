@@ -83,16 +83,17 @@ def test_each_measurement_runs_until_its_interval_is_within_the_target(tmp_path:
     assert store.counts("z")["done"] == by["chain"]["runs"] + by["fan"]["runs"]
     assert "no alpha spent on looking" in p["line"]
     assert p["half_width"] == max(r["half_width"] for r in p["rows"] if r["runs"])
-    rate = pp.per_hour(p["half_width"], p["wall_s"])  # n/a when the stand-in took no time
+    rate = pp.per_hour(p["half_width"], p["runs_s"])  # every run's seconds, the pilot's too
     assert p["half_width_per_hour"] == rate and pp.per_hour_text(rate) in p["line"]
 
 
 def test_the_zoo_says_its_precision_per_hour(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pp, "MIN_RATE_WALL_S", 0.0)  # the stand-in's rounds take no time
+    monkeypatch.setattr(pp, "MIN_RATE_WALL_S", 0.0)
     p = zoo(tmp_path, 0.05)[0]["precision"]
-    hour = p["half_width"] * math.sqrt(p["wall_s"] / 3600)
+    assert p["runs_s"] == pytest.approx(sum(r["wall_s"] for r in p["rows"]))
+    hour = p["half_width"] * math.sqrt(p["runs_s"] / 3600)
     assert p["half_width_per_hour"] == pytest.approx(hour)
     assert f"an hour gives ±{pp.pct(hour)}, 4× the time halves it" in p["line"]
 

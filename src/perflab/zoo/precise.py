@@ -216,15 +216,18 @@ def reached(found: dict[str, Row], planned: dict[str, Any], rounds: int, wall_s:
     grew = sum(1 for k, r in found.items() if r.need > planned["need"].get(k, 0))
     within = sum(1 for r in found.values() if r.need and r.width() <= target)
     widest = max((r.width() for r in found.values() if r.need), default=math.inf)
-    rate = per_hour(widest, wall_s)
+    # the widest interval was bought with the pilot's runs too: its rate is over every run's
+    # seconds (the rounds' wall time alone would flatter it)
+    spent = float(sum(sum(r.cost_s) for r in found.values()))
+    rate = per_hour(widest, spent)
     line = (f"precision: {within} of {sum(1 for r in found.values() if r.need)} measurements "
             f"within ±{pct(target)} after {rounds} more rounds in {duration(wall_s)} (widest "
             f"±{pct(widest)}; {grew} needed more runs than their pilot planned); each row's "
             f"95% interval, stopped on its spread alone: no "
             f"verdict drawn, no alpha spent on looking; on the widest: {per_hour_text(rate)}"
             )  # fmt: skip
-    return {**planned, "rounds": rounds, "wall_s": wall_s, "rows": rows_out, "line": line,
-            "half_width": _finite(widest), "half_width_per_hour": rate}  # fmt: skip
+    return {**planned, "rounds": rounds, "wall_s": wall_s, "runs_s": spent, "rows": rows_out,
+            "line": line, "half_width": _finite(widest), "half_width_per_hour": rate}  # fmt: skip
 
 
 def _finite(x: float) -> float | None:
