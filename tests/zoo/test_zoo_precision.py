@@ -126,7 +126,7 @@ def test_a_row_without_time_or_without_an_interval_has_no_rate() -> None:
     hw = found["timed"].width()
     assert rate["timed"] == pytest.approx(hw * math.sqrt(13.0 / 3600), rel=1e-9)
     assert rate["instant"] is None and rate["unrecorded"] is None and rate["one run"] is None
-    assert [r["wall_s"] for r in out["rows"]] == [13.0, 0.0, 0.0, 3.0]
+    assert [r["wall_s"] for r in out["rows"]] == pytest.approx([13.0, 0.0, 0.0, 3.0])
 
 
 def test_the_noisy_row_mostly_reaches_the_target_over_seeds(tmp_path: Path) -> None:
