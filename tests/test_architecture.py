@@ -270,8 +270,8 @@ def test_a_new_engine_workload_and_design_are_one_file_each(
     assert r.returncode == 0, r.stderr  # a DAG workload, through the dependency wrapper
     r = perflab("run", "--target", "named-threads", "--opt", "nope=1", cwd=tmp_path, env=env)
     assert r.returncode == 2 and "nope" in r.stderr
-    help_text = re.sub(r"-\s+", "-", perflab("run", "--help", cwd=tmp_path, env=env).stdout)
-    assert "named-threads" in help_text  # --help lists the registry
+    help_text = re.sub(r"-\s+", "-", perflab("run", "--help-all", cwd=tmp_path, env=env).stdout)
+    assert "named-threads" in help_text  # --help-all lists the registry
     r = perflab(
         "campaign", "create", "c", "--command", "echo 1", "--factors", "a,b",
         "--design", "toy-each-alone", "--json", cwd=tmp_path, env=env,

@@ -125,7 +125,7 @@ def test_a_new_verb_is_one_file(tmp_path: Path) -> None:
 
 def test_a_new_search_is_one_file(tmp_path: Path) -> None:
     env = _with(tmp_path, "A new search for `perflab tune`, complete")
-    r = perflab("tune", "--help", cwd=tmp_path, env=env)
+    r = perflab("tune", "--help-all", cwd=tmp_path, env=env)
     assert "random-sets" in re.sub(r"\s+", " ", r.stdout), r.stderr
     code = """
 import json

@@ -30,6 +30,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from perflab.cli.helpfmt import HELP_ALL, HelpCommand, HelpGroup
 from perflab.display import guard_streams
 from perflab.errors import INTERNAL_ERROR, PerflabError
 from perflab.files import home_dir, perflab_home
@@ -91,7 +92,10 @@ class PerflabGroup(click.Group):
     an InfraError), Ctrl-C 130, anything unexpected 3 with the traceback written to a file.
 
     Verbs are loaded lazily (see ``verb_modules``), so ``perflab analyze`` does not import
-    ``compare``, ``tune`` or ``zoo``."""
+    ``compare``, ``tune`` or ``zoo``. Their help is short and grouped (``cli/helpfmt.py``)."""
+
+    command_class = HelpCommand
+    group_class = HelpGroup
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in verb_modules():
@@ -202,16 +206,23 @@ def main() -> None:
 
 
 class RegistryChoice(click.Option):
-    """An option whose help lists a registry's names, built only when help is shown (so a
-    plain command does not import every plugin)."""
+    """An option whose ``--help-all`` lists a registry's names, built only when help is shown
+    (so a plain command does not import every plugin)."""
 
     def __init__(self, *args: Any, registry: Callable[[], Any], **kwargs: Any) -> None:
         self.registry = registry
         super().__init__(*args, **kwargs)
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        self.help = f"{self.help or ''} One of: {self.registry().help()}."
-        return super().get_help_record(ctx)
+        # the names only in --help-all: they take 3-4 lines each (``perflab plugins`` too)
+        if not ctx.meta.get(HELP_ALL):
+            return super().get_help_record(ctx)
+        own = self.help
+        self.help = f"{own or ''} One of: {self.registry().help()}."
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.help = own
 
 
 def registry_option(
