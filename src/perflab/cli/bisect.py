@@ -28,6 +28,7 @@ from perflab.bisect.releases import as_version, between, index_versions, release
 from perflab.bisect.render import lines, stage_dict, what_args
 from perflab.cli.app import json_option, main, output_option, progress
 from perflab.cli.compare import DECISION_OPTIONS, gate_metric
+from perflab.cli.helpfmt import preset_options
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.errors import PerflabError, Unanswerable
 from perflab.files import atomic_write, home_dir
@@ -80,6 +81,7 @@ def bisect_options(f: Any) -> Any:
 
 
 @main.command("bisect")
+@preset_options
 @run_options
 @bisect_options
 @output_option("Write bisect.json, bisect.html and a PNG per stage (the metric on the axis).")

@@ -24,6 +24,7 @@ from perflab.cli.app import (
     shown_warnings,
     store_option,
 )
+from perflab.cli.helpfmt import preset_options
 from perflab.cli.precise import (
     given,
     max_time_option,
@@ -74,6 +75,7 @@ def campaign() -> None:
 
 
 @campaign.command("create")
+@preset_options
 @click.argument("name")
 @run_options
 @factors_option("The campaign's two-level factors (a levelled factor as NAME=LEVEL).")

@@ -1,4 +1,4 @@
-"""``perflab compare`` (A/B with a verdict and CI exit codes) and ``perflab calibrate``.
+"""``perflab compare``: A/B with a verdict and CI exit codes.
 
 Every run option applies to both sides; the side options below also come as ``-a``/``-b``
 variants (``--treat-b``, ``--package-a`` …) that apply to one side only.
@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from perflab.cli.app import err_console, json_option, main, progress
+from perflab.cli.helpfmt import preset_options
 from perflab.cli.precise import max_time_option, precision_option
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare import calibrate as cal
@@ -23,14 +23,13 @@ from perflab.compare.gate import (
     DEFAULT_MIN_RUNS,
     DERIVED,
     Side,
-    metric_value,
     run_compare,
 )
 from perflab.compare.render import markdown, print_comparison
 from perflab.compare.sides import side_spec
 from perflab.errors import PerflabError
-from perflab.files import atomic_write, home_dir, perflab_home
-from perflab.prepare import Prepared, prepare
+from perflab.files import atomic_write, perflab_home
+from perflab.prepare import Prepared
 from perflab.run.measure import measure, validate
 from perflab.run.record import METRICS, RunRecord
 from perflab.spec import RunSpec
@@ -165,13 +164,14 @@ def gate_metric(o: dict[str, Any], by: str | None) -> str:
 
 
 @main.command()
+@preset_options
 @run_options
 @side_options
 @decision_options
 @click.option(
     "--runs",
     type=int,
-    help="Most runs per side (default: from `perflab calibrate` "
+    help="Most runs per side (default: from `perflab precision --gate` "
     f"for this benchmark, else {DEFAULT_MAX_RUNS}).",
 )
 @click.option(
@@ -297,62 +297,3 @@ def fresh_runs(prepared: Prepared, runs: int, value_of: Callable[[RunRecord], T 
 
 def _progress(label: str, i: int, total: int, side: Side) -> None:
     progress(f"run {i}/{total} (side {label})")
-
-
-@main.command()
-@run_options
-@click.option("--treat", "treat_set", default="", metavar="A,B=LEVEL", help="Treatment set.")
-@click.option("--runs", type=int, default=20, show_default=True, help="Identical runs (A/A).")
-@decision_options
-@click.option(
-    "--effect",
-    type=float,
-    help="Change the recommended n must detect with 80 % power (default: twice the threshold).",
-)
-@click.option(
-    "--simulations",
-    type=int,
-    default=200,
-    show_default=True,
-    help="Simulated A/A comparisons replayed on the measured runs.",
-)
-@json_option
-def calibrate(
-    treat_set: str,
-    runs: int,
-    threshold: float,
-    alpha: float,
-    by_metric: str | None,
-    effect: float | None,
-    simulations: int,
-    as_json: bool,
-    **o: Any,
-) -> None:
-    """Measure this machine's run-to-run noise for a benchmark (N identical runs), replay the
-    compare gate on it to find its false-alarm and detection rates, and store the runs per
-    side that `compare` should use for it."""
-    from perflab.factors.catalog import load_catalogs
-    from perflab.factors.treat import treat
-
-    metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, by_metric)
-    spec = base_spec(o)
-    if treat_set or o["catalogs"]:
-        spec = treat(spec, treat_set, load_catalogs(list(o["catalogs"])))
-    validate(spec)
-    if runs < cal.MIN_CALIBRATION_RUNS:
-        raise PerflabError(f"--runs must be at least {cal.MIN_CALIBRATION_RUNS}")
-    if simulations < 10:
-        raise PerflabError("--simulations must be at least 10")
-    prepared = prepare(spec)  # once, for every run
-    spec = prepared.spec
-    values = fresh_runs(prepared, runs, lambda rec: metric_value(rec, metric))
-    result = cal.calibrate_values(
-        cal.signature(spec, metric), values, threshold, alpha, effect, sims=simulations
-    )
-    path = cal.save(result, home_dir())
-    if as_json:
-        click.echo(json.dumps(result.to_dict()))
-        return
-    from perflab.compare.render import print_calibration
-
-    print_calibration(result, Path(path))

@@ -19,6 +19,7 @@ from perflab.cli.app import (
     progress,
     runs_option,
 )
+from perflab.cli.helpfmt import preset_options
 from perflab.cli.precise import max_time_option, plan_for, precision_option, sized
 from perflab.cli.spec_options import base_spec, run_options
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 
 @main.command()
+@preset_options
 @run_options
 @click.option("--package", default="parsl", show_default=True, help="Package of the releases.")
 @click.option("--from", "rel_a", required=True, metavar="A", help="The older release.")

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from perflab.cli.app import SEED, err_console, json_option, main, output_option, progress
+from perflab.cli.helpfmt import preset_options
 from perflab.cli.precise import max_time_option, plan_for, precision_option, sized
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare.gate import DERIVED
@@ -26,6 +27,7 @@ from perflab.spec import RunSpec
 
 
 @main.command()
+@preset_options
 @run_options
 @click.option(
     "--package",

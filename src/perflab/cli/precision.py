@@ -1,5 +1,8 @@
-"""``perflab precision``: measure a benchmark's variance parts and store them, for
-``compare --precision`` (compare/planned.py)."""
+"""``perflab precision``: this machine's noise for a benchmark, the one verb for it (issue
+51). By default it measures the benchmark's variance parts and stores them, for
+``compare --precision`` (compare/planned.py); with ``--gate`` it replays the compare gate on
+A/A runs and stores the runs per side ``compare`` uses (what ``perflab calibrate`` did; that
+name stays for one release, saying so once on stderr)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import dataclasses
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -14,6 +18,7 @@ import click
 from perflab.cli.app import json_option, main, progress
 from perflab.cli.compare import decision_options, fresh_runs, gate_metric
 from perflab.cli.spec_options import base_spec, run_options
+from perflab.compare import calibrate as cal
 from perflab.compare import parts as mp
 from perflab.compare import pilot
 from perflab.compare import precision as pp
@@ -26,56 +31,138 @@ from perflab.prepare import prepare
 from perflab.run.measure import measure, validate
 from perflab.spec import RunSpec
 
+#: ``--runs``' default: A/A runs of the parts (or pairs per window), and of ``--gate``.
+RUNS, GATE_RUNS = 8, 20
+
+_NOISE_OPTIONS = [
+    run_options,
+    decision_options,
+    click.option(
+        "--gate",
+        is_flag=True,
+        help="Replay the compare gate on --runs A/A runs (default 20) and store the runs per "
+        "side `compare` uses for this benchmark, with their false-alarm and detection rates "
+        "(was `perflab calibrate`; a command target too).",
+    ),
+    click.option("--treat", "treat_set", default="", metavar="A,B=LEVEL", help="Treatment set."),
+    click.option(
+        "--runs",
+        type=int,
+        help=f"Fresh runs (A/A; default {RUNS}, with --gate {GATE_RUNS}); with --windows, A/A "
+        "pairs per window.",
+    ),
+    click.option(
+        "--splits",
+        type=int,
+        default=8,
+        show_default=True,
+        help="Sub-batches each run's counted window is split into (for the within-run noise).",
+    ),
+    click.option(
+        "--windows",
+        help="Pilot windows, e.g. 500,8000: --runs A/A pairs at each (interleaved), and the "
+        "parts fitted as var = σ_b² + σ_w²/n, which sees noise at every time scale "
+        "(recommended).",
+    ),
+    click.option(
+        "--effect",
+        type=float,
+        help="With --gate: the change the recommended n must detect with 80 % power "
+        "(default: twice the threshold).",
+    ),
+    click.option(
+        "--simulations",
+        type=int,
+        default=200,
+        show_default=True,
+        help="With --gate: simulated A/A comparisons replayed on the measured runs.",
+    ),
+    json_option,
+]
+
+
+def noise_options(f: Any) -> Any:
+    """Every option of ``precision`` (and of its old name ``calibrate``)."""
+    for opt in reversed(_NOISE_OPTIONS):
+        f = opt(f)
+    return f
+
 
 @main.command()
-@run_options
-@decision_options
-@click.option(
-    "--runs",
-    type=int,
-    default=8,
-    show_default=True,
-    help="Fresh runs (A/A); with --windows, A/A pairs per window.",
-)
-@click.option(
-    "--splits",
-    type=int,
-    default=8,
-    show_default=True,
-    help="Sub-batches each run's counted window is split into (for the within-run noise).",
-)
-@click.option(
-    "--windows",
-    help="Pilot windows, e.g. 500,8000: --runs A/A pairs at each (interleaved), and the parts "
-    "fitted as var = σ_b² + σ_w²/n, which sees noise at every time scale (recommended).",
-)
-@json_option
-def precision(
-    runs: int,
-    splits: int,
-    windows: str | None,
-    threshold: float,
-    alpha: float,
-    by_metric: str | None,
-    as_json: bool,
-    **o: Any,
-) -> None:
-    """Measure this machine's variance parts for a benchmark — the fixed seconds per run S,
-    seconds per task c, the between-run and the within-window variance (with 95 %
-    intervals) — and store them for `compare --precision`. With --windows 500,8000 they are
-    fitted from A/A pairs at each window (recommended); else from --runs runs of one window
-    (--tasks, default 2,000) split into --splits sub-batches."""
-    metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, by_metric)
-    if windows is not None:
-        measured, spec = _pilots(base_spec(o), _windows(windows), runs, metric)
+@noise_options
+def precision(gate: bool, **o: Any) -> None:
+    """Measure this machine's noise for a benchmark. By default its variance parts — the
+    fixed seconds per run S, seconds per task c, the between-run and the within-window
+    variance (with 95 % intervals) — stored for `compare --precision`: with --windows
+    500,8000 fitted from A/A pairs at each window (recommended); else from --runs runs of
+    one window (--tasks, default 2,000) split into --splits sub-batches. With --gate, N
+    identical runs replay the compare gate (false-alarm and detection rates) and store the
+    runs per side `compare` uses. (`run --runs K` prints K runs' median and CV.)"""
+    if gate:
+        _gate(o)
     else:
-        measured, spec = _splits(base_spec(o), splits, runs, metric)
+        _parts(o)
+
+
+@main.command("calibrate", hidden=True)
+@noise_options
+def calibrate(gate: bool, **o: Any) -> None:
+    """The old name of `perflab precision --gate` (kept for one release)."""
+    click.echo("perflab: `calibrate` is now `perflab precision --gate`; the old name goes "
+               "in the next release", err=True)  # fmt: skip
+    _gate(o)
+
+
+def _spec(o: dict[str, Any]) -> tuple[RunSpec, str]:
+    """The benchmark (treated with --treat) and the metric its noise is measured on."""
+    from perflab.factors.catalog import load_catalogs
+    from perflab.factors.treat import treat
+
+    metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, o["by_metric"])
+    spec = base_spec(o)
+    if o["treat_set"] or o["catalogs"]:
+        spec = treat(spec, o["treat_set"], load_catalogs(list(o["catalogs"])))
+    return spec, metric
+
+
+def _parts(o: dict[str, Any]) -> None:
+    """The variance parts, stored for ``compare --precision``."""
+    spec, metric = _spec(o)
+    runs = RUNS if o["runs"] is None else o["runs"]
+    if o["windows"] is not None:
+        measured, spec = _pilots(spec, _windows(o["windows"]), runs, metric)
+    else:
+        measured, spec = _splits(spec, o["splits"], runs, metric)
     path = mp.save(measured, signature(spec, metric), home_dir())
-    if as_json:
+    if o["as_json"]:
         click.echo(json.dumps(measured.to_dict()))
         return
-    click.echo(describe(measured, alpha))
+    click.echo(describe(measured, o["alpha"]))
     click.echo(f"stored in {path}")
+
+
+def _gate(o: dict[str, Any]) -> None:
+    """A/A runs replayed through the compare gate; the runs per side stored for compare."""
+    spec, metric = _spec(o)
+    runs = GATE_RUNS if o["runs"] is None else o["runs"]
+    validate(spec)
+    if runs < cal.MIN_CALIBRATION_RUNS:
+        raise PerflabError(f"--runs must be at least {cal.MIN_CALIBRATION_RUNS}")
+    if o["simulations"] < 10:
+        raise PerflabError("--simulations must be at least 10")
+    prepared = prepare(spec)  # once, for every run
+    values = fresh_runs(prepared, runs, lambda rec: metric_value(rec, metric))
+    result = cal.calibrate_values(
+        signature(prepared.spec, metric), values, o["threshold"], o["alpha"], o["effect"],
+        sims=o["simulations"],
+    )  # fmt: skip
+    path = cal.save(result, home_dir())
+    if o["as_json"]:
+        click.echo(json.dumps(result.to_dict()))
+        return
+    from perflab.compare.render import print_calibration
+
+    print_calibration(result, Path(path))
 
 
 def _windows(text: str) -> list[int]:

@@ -11,11 +11,13 @@ import click
 
 from perflab import api
 from perflab.cli.app import json_option, main, progress, runs_option
+from perflab.cli.helpfmt import preset_options
 from perflab.cli.spec_options import base_spec, run_options, source_option, sources
 from perflab.report.terminal import print_records
 
 
 @main.command()
+@preset_options
 @run_options
 @source_option
 @click.option(

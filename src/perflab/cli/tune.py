@@ -17,6 +17,7 @@ from perflab.cli.app import (
     runner_option,
     store_option,
 )
+from perflab.cli.helpfmt import preset_options
 from perflab.cli.precise import given, max_time_option, parse_target, precision_option
 from perflab.cli.spec_options import base_spec, factor_names, factors_option, run_options
 from perflab.errors import PerflabError
@@ -29,6 +30,7 @@ def _searches() -> Any:
 
 
 @main.command("tune")
+@preset_options
 @click.argument("name")
 @run_options
 @factors_option("Candidate treatments; give several levels of one factor as NAME=L1,NAME=L2.")

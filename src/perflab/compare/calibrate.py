@@ -225,4 +225,4 @@ def runs_per_side(spec: RunSpec, metric: str, home: Path) -> tuple[int, str]:
     found = load(signature(spec, metric), home)
     if found is not None:
         return found.recommended_n, f"calibration of {found.measured_at}"
-    return DEFAULT_MAX_RUNS, "default (not calibrated: see `perflab calibrate`)"
+    return DEFAULT_MAX_RUNS, "default (not calibrated: see `perflab precision --gate`)"

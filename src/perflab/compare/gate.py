@@ -258,7 +258,7 @@ def _noise_note(
     return (
         f"inconclusive at {len(a)} runs per side: the sd of {what} is {sigma:.3f} here, so "
         f"telling a {2 * threshold:.0%} change takes about {need} runs per side "
-        "(see `perflab calibrate`; `--by cpu_us_per_task` is often far less noisy)"
+        "(see `perflab precision --gate`; `--by cpu_us_per_task` is often far less noisy)"
     )
 
 
