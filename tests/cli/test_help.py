@@ -94,3 +94,14 @@ def test_the_table_groups_old_and_new_names_alike() -> None:
 )
 def test_brief_keeps_the_head_of_an_options_help(text: str, want: str) -> None:
     assert brief(text) == want
+
+
+def test_factors_list_wraps_its_descriptions_at_80_columns() -> None:
+    from perflab.factors.catalog import load_catalogs
+
+    r = CliRunner().invoke(main, ["factors", "list"], env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    assert max(len(line) for line in r.output.splitlines()) < 80
+    flat = " ".join(r.output.split())
+    for f in load_catalogs([]).nice_order(None):
+        assert f.name in flat and " ".join(str(f.description).split()) in flat, f.name

@@ -1,4 +1,5 @@
-"""``perflab zoo`` / ``perflab metg`` end to end (tiny sizes), and their bad input."""
+"""``perflab zoo`` / ``zoo --metg`` (old name ``perflab metg``) end to end (tiny sizes), and
+their bad input."""
 
 from __future__ import annotations
 
@@ -65,6 +66,8 @@ def test_the_metg_search_on_cf_threads_stops_by_its_rules(tmp_path: Path) -> Non
     [
         (["metg", "--target", "nosuch"], "unknown engine 'nosuch'"),
         (["metg", "--target", "cf-threads", "--levels", "10,x"], "--levels: 'x' is not"),
+        (["zoo", "--metg", "--targets", "nosuch"], "unknown engine 'nosuch'"),
+        (["zoo", "--metg", "--workloads", "chain"], "--metg is the METG row alone"),
     ],
 )
 def test_bad_zoo_input_exits_2_and_stores_nothing(
@@ -92,3 +95,15 @@ def test_bad_zoo_plans_store_nothing(tmp_path: Path, cfg: ZooConfig, message: st
     with pytest.raises(PerflabError, match=message):
         create_zoo(store, "z", cfg)
     assert store.campaign_names() == []
+
+
+def test_metg_is_zoo_metg_and_says_so_once(tmp_path: Path) -> None:
+    r = perflab("metg", "--target", "nosuch", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.count("is now `perflab zoo --metg") == 1, r.stderr
+    r = perflab("zoo", "--metg", "--targets", "nosuch", cwd=tmp_path)
+    assert r.returncode == 2 and "is now" not in r.stderr, r.stderr
+    shown = perflab("metg", "--help", cwd=tmp_path).stdout
+    assert "an existing zoo" not in shown and "zoo --metg" in " ".join(shown.split())
+    assert "--dag-tasks" not in perflab("metg", "--help-all", cwd=tmp_path).stdout.replace(
+        "-\n", "-"
+    )

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import textwrap
+from typing import Any
 
 import click
 
@@ -41,8 +44,38 @@ def factors_list(
     ordered = load_catalogs(list(catalogs)).nice_order(target)
     if as_json:
         click.echo(json.dumps({f.name: f.to_dict() for f in ordered}))
-    else:
+    elif shutil.get_terminal_size().columns >= TABLE_COLUMNS:
         print_factors(ordered)
+    else:
+        click.echo(wrapped(ordered, shutil.get_terminal_size().columns))
+
+
+#: The narrowest terminal the table of ``factors list`` is printed on: narrower, its four
+#: unwrapped columns left the descriptions no room at all (none were shown at 80 columns).
+TABLE_COLUMNS = 140
+
+
+def wrapped(factors: list[Any], width: int) -> str:
+    """``factors list`` for a narrow terminal: a heading per category, then each factor's
+    name and its description (with its kinds and levels) wrapped beside it to ``width``."""
+    name_w = min(28, max((len(f.name) for f in factors), default=0)) + 2
+    lines, category = [f"treatment factors ({len(factors)})"], None
+    for f in factors:
+        if f.category != category:
+            category = f.category
+            lines += ["", str(category)]
+        what = ", ".join(f.kinds())
+        if f.levels:
+            what += "; levels: " + ", ".join(map(str, f.levels))
+        text = f"{' '.join(str(f.description).split())} [{what}]"
+        body = textwrap.wrap(text, max(30, width - name_w - 3), break_on_hyphens=False) or [""]
+        head = f"  {f.name:<{name_w}}"
+        if len(f.name) >= name_w:  # a long name has its own line
+            lines.append(f"  {f.name}")
+            head = " " * (name_w + 2)
+        lines.append(head + body[0])
+        lines += [" " * (name_w + 2) + b for b in body[1:]]
+    return "\n".join(lines)
 
 
 @factors.command("show")

@@ -1,5 +1,6 @@
-"""``perflab zoo`` and ``perflab metg``: the lab's scoreboard across engines (Task Bench's
-METG and DAG patterns), stored as a campaign and resumable with ``campaign run``."""
+"""``perflab zoo``: the lab's scoreboard across engines (Task Bench's METG and DAG
+patterns), stored as a campaign and resumable with ``campaign run``. ``zoo --metg`` is the
+METG sweep alone; ``perflab metg -t ENGINE``, its old name, stays for one release."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from perflab.analysis.zoo import unanswered
 from perflab.campaign.plan import run_campaign
@@ -76,7 +78,7 @@ _SHARED = [
     precision_option(
         "on each measurement's wall time (e.g. 3%): after the --runs rounds (the pilot) and "
         "the METG search, each measurement is repeated until its 95% interval is within it, "
-        "planned from the pilot's spread (the window stays --point-s/--dag-tasks)"
+        "planned from the pilot's spread (each run's number of tasks stays as it was)"
     ),
     max_time_option,
     click.option("--workers", type=int, help="Workers per engine (default: cores)."),
@@ -107,7 +109,7 @@ _SHARED = [
         help="Efficiency relative to the kernel's calibrated peak, or to the largest task size.",
     ),
     timeout_option,
-    click.option("--name", help="Campaign name (an existing zoo is resumed)."),
+    click.option("--name", help="Campaign name (a stored one of that name is resumed)."),
     output_option("Write zoo.html here."),
     click.option("--seed", type=SEED, help="Random seed for the run order."),
     store_option,
@@ -122,6 +124,12 @@ def zoo_options(f: Any) -> Any:
 
 
 @main.command("zoo")
+@click.option(
+    "--metg",
+    is_flag=True,
+    help="METG alone: sweep task granularity on each of --targets and find where efficiency "
+    "falls to --threshold (was `perflab metg`).",
+)
 @click.option(
     "--targets",
     help="Engines (default: every engine that expresses task dependencies; "
@@ -158,6 +166,7 @@ def zoo_options(f: Any) -> Any:
 )
 @zoo_options
 def zoo_cmd(
+    metg: bool,
     targets: str | None,
     workloads: str,
     recipes: str,
@@ -167,7 +176,15 @@ def zoo_cmd(
     dag_task_us: float | None,
     **o: Any,
 ) -> None:
-    """Run the standard suite across engines and print the scoreboard."""
+    """Run the standard suite across engines and print the scoreboard (with --metg: each
+    engine's METG alone)."""
+    if metg:
+        if click.get_current_context().get_parameter_source("workloads") in (
+            ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT,
+        ):  # fmt: skip
+            raise PerflabError("--metg is the METG row alone: drop --workloads")
+        _run(_config(o, names(targets) or default_targets(), ["metg"]), o, "metg")
+        return
     cfg = _config(o, names(targets) or default_targets(), names(workloads) or [])
     cfg.dag_tasks, cfg.dag_task_us = dag_tasks, dag_task_us
     cfg.recipes, cfg.wf_task_ms = names(recipes) or [], wf_task_ms
@@ -175,11 +192,14 @@ def zoo_cmd(
     _run(cfg, o, "zoo")
 
 
-@main.command("metg")
+@main.command("metg", hidden=True)
 @click.option("--target", "-t", required=True, help="The engine.")
 @zoo_options
 def metg_cmd(target: str, **o: Any) -> None:
-    """METG(50%) of one engine: sweep task granularity and find where efficiency halves."""
+    """The old name of `perflab zoo --metg --targets ENGINE` (kept for one release): METG(50%)
+    of one engine, where efficiency halves as tasks get smaller."""
+    click.echo("perflab: `metg -t ENGINE` is now `perflab zoo --metg --targets ENGINE`; the "
+               "old name goes in the next release", err=True)  # fmt: skip
     _run(_config(o, [target], ["metg"]), o, "metg")
 
 
