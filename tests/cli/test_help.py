@@ -10,7 +10,15 @@ import pytest
 from click.testing import CliRunner
 
 from perflab.cli.app import load_all, main, verb_modules
-from perflab.cli.helpfmt import ADVANCED, GROUPS, MAX_HELP_LINES, brief, group_of
+from perflab.cli.helpfmt import (
+    ADVANCED,
+    DESCRIPTION_CHARS,
+    GROUPS,
+    MAX_HELP_LINES,
+    brief,
+    describe,
+    group_of,
+)
 
 
 def _verbs() -> Iterator[tuple[list[str], click.Command]]:
@@ -63,8 +71,9 @@ def test_help_fits_a_screen_and_help_all_shows_every_option(path: list[str]) -> 
 
 
 def test_the_verbs_own_options_come_first_and_the_advanced_ones_only_in_help_all() -> None:
+    own = _help(["tune"], "--help")
+    assert own.index("--budget") < own.index("What to measure:") < own.index("--target")
     text = _help(["compare"], "--help")
-    assert text.index("--unpaired") < text.index("What to measure:") < text.index("--target")
     assert text.index("How precisely:") < text.index("Output:")
     assert "--arg-bytes" not in text and "--task-ms" not in text and "--treat-b" not in text
     assert "more options: perflab compare --help-all" in text
@@ -94,6 +103,19 @@ def test_the_table_groups_old_and_new_names_alike() -> None:
 )
 def test_brief_keeps_the_head_of_an_options_help(text: str, want: str) -> None:
     assert brief(text) == want
+
+
+def test_describe_keeps_whole_sentences_of_a_long_description() -> None:
+    short = "Measure one run. Prints it."
+    assert describe(short) == short and describe(f"{short}\n\nMore.") == f"{short} …"
+    long = " ".join(f"Sentence number {i} says a little." for i in range(30))
+    got = describe(long)
+    assert len(got) <= DESCRIPTION_CHARS + 2 and got.endswith(". …") and long.startswith(got[:-2])
+    one = "Search the best set within --budget runs (" + "x " * 200 + ") then stop."
+    assert describe(one) == "Search the best set within --budget runs …"
+    text = _help(["tune"], "--help")
+    assert "Each stage is a campaign" not in text
+    assert "Each stage is a campaign" in " ".join(_help(["tune"], "--help-all").split())
 
 
 def test_factors_list_wraps_its_descriptions_at_80_columns() -> None:

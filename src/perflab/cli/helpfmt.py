@@ -13,6 +13,7 @@ This module imports click alone: ``cli/app.py`` builds its command group from it
 from __future__ import annotations
 
 import fnmatch
+import inspect
 from typing import Any
 
 import click
@@ -31,7 +32,7 @@ ORDER = (MEASURE, PRECISE, OUTPUT, ADVANCED)
 #: exist; an option named in none of it is the verb's own.
 GROUPS: dict[str, str] = {
     **dict.fromkeys(
-        ("--config", "--benchmark", "--target", "--workload", "--tasks",
+        ("--benchmark", "--target", "--workload", "--tasks",
          "--command", "--treat", "--package", "--repo", "--range", "--source",
          "--metric", "--by", "--engine-config", "--runner-config"),
         MEASURE,
@@ -46,7 +47,7 @@ GROUPS: dict[str, str] = {
         ("--warmup", "--arg-bytes", "--task-ms", "--task-us", "--param", "--workers", "--opt",
          "--timeout", "--run-root", "--keep-run-dir", "--graceful", "--allow-insecure",
          "--catalog", "--parsl-config", "--max-time", "--seed", "--update-parts", "--time",
-         "--help-all", "--min-runs", "--fixed", "--python", "--patch",
+         "--help-all", "--config", "--unpaired", "--min-runs", "--fixed", "--python", "--patch",
          # verbs' own details: the defaults suit a first use
          "--screen-runs", "--config-class", "--safety", "--screen-alpha", "--hunk-groups",
          "--max-culprits", "--build", "--search", "--splits", "--simulations", "--effect",
@@ -131,6 +132,15 @@ class HelpCommand(click.Command):
             formatter.write_paragraph()
             formatter.write_text(f"{hidden} more options: {ctx.command_path} --help-all")
 
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        own = self.help
+        if not ctx.meta.get(HELP_ALL) and own:
+            self.help = describe(own)
+        try:
+            super().format_help_text(ctx, formatter)
+        finally:
+            self.help = own
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         rest = super().parse_args(ctx, args)
         apply_preset(ctx)
@@ -153,17 +163,41 @@ def _record(param: click.Parameter, ctx: click.Context, full: bool) -> tuple[str
 BRIEF_CHARS = 100
 
 
-def brief(text: str) -> str:
+def brief(text: str, chars: int = BRIEF_CHARS) -> str:
     """The head of an option's help that ``--help`` shows: its first sentence; of a long one,
     the part before its first colon or semicolon (outside brackets), then before its first
     bracket. ``--help-all`` shows the whole."""
     text = " ".join(text.split())
     head = _cut(text, ".!?", 0)
-    if len(head) > BRIEF_CHARS:
+    if len(head) > chars:
         head = _cut(head, ":;", 25)
-    if len(head) > BRIEF_CHARS and (at := head.find(" (", 25)) > 0:
+    if len(head) > chars and (at := head.find(" (", 25)) > 0:
         head = head[:at]
     return head if head.endswith((".", "!", "?")) else f"{head} …"
+
+
+#: A verb's description longer than this (about four lines of ``--help``) is cut by
+#: ``describe``.
+DESCRIPTION_CHARS = 300
+
+
+def describe(text: str) -> str:
+    """The head of a verb's description that ``--help`` shows: its first paragraph's
+    sentences up to ``DESCRIPTION_CHARS`` (the first one at least, itself cut as ``brief``
+    cuts an option's help when it is longer). ``--help-all`` shows the whole."""
+    first, _, rest = inspect.cleandoc(text).partition("\n\n")
+    flat = " ".join(first.split())
+    if len(flat) <= DESCRIPTION_CHARS:
+        return flat if not rest.strip() else f"{flat} …"
+    out = ""
+    while flat:
+        sentence = _cut(flat, ".!?", 0)
+        if out and len(out) + len(sentence) >= DESCRIPTION_CHARS:
+            break
+        out, flat = f"{out} {sentence}".strip(), flat[len(sentence) :].strip()
+    if len(out) > DESCRIPTION_CHARS:
+        return brief(out, DESCRIPTION_CHARS)
+    return f"{out} …"
 
 
 def _cut(text: str, marks: str, least: int) -> str:
@@ -190,11 +224,11 @@ class HelpGroup(click.Group):
 def preset_options(f: Any) -> Any:
     """``--fast`` and ``--rigorous`` on a measuring verb (its values in ``PRESETS``)."""
     for flag, what in (
-        ("--rigorous", "more runs and a stricter alpha"),
-        ("--fast", "fewer runs: a quick look"),
+        ("--rigorous", "more runs, a stricter alpha"),
+        ("--fast", "fewer runs, a quick look"),
     ):
-        f = click.option(flag, is_flag=True, help=f"Preset: {what} (says what it sets; "
-                         "a flag you give wins).")(f)  # fmt: skip
+        f = click.option(flag, is_flag=True, help=f"Preset: {what}. It says what it sets; "
+                         "an option you give wins.")(f)  # fmt: skip
     return f
 
 
