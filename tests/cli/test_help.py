@@ -98,7 +98,7 @@ def test_the_table_groups_old_and_new_names_alike() -> None:
             "from the stored parts (instead of --runs/--tasks)",
             "CI half-width to reach on the ratio (e.g. 3%) …",
         ),
-        ("Short: kept whole", "Short: kept whole …"),
+        ("Short: kept whole", "Short: kept whole"),
     ],
 )
 def test_brief_keeps_the_head_of_an_options_help(text: str, want: str) -> None:

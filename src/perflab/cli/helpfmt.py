@@ -119,7 +119,7 @@ class HelpCommand(click.Command):
                 continue
             group = group_of(param)
             if group == ADVANCED and not full:
-                hidden += param.get_help_record(ctx) is not None
+                hidden += param is not self._help_all_option and not getattr(param, "hidden", 0)
                 continue
             record = _record(param, ctx, full)
             if record is not None:
@@ -173,7 +173,7 @@ def brief(text: str, chars: int = BRIEF_CHARS) -> str:
         head = _cut(head, ":;", 25)
     if len(head) > chars and (at := head.find(" (", 25)) > 0:
         head = head[:at]
-    return head if head.endswith((".", "!", "?")) else f"{head} …"
+    return head if head == text or head.endswith((".", "!", "?")) else f"{head} …"
 
 
 #: A verb's description longer than this (about four lines of ``--help``) is cut by
