@@ -83,3 +83,20 @@ def test_calibrate_is_precision_gate_and_says_so_once(tmp_path: Path) -> None:
     assert (home / "calibration.json").is_file()
     hidden = CliRunner().invoke(main, ["--help"]).output
     assert "precision" in hidden and "calibrate" not in hidden
+
+
+@pytest.mark.parametrize(
+    ("args", "wrong"),
+    [
+        (["--gate", "--windows", "500,8000"], "--windows"),
+        (["--simulations", "50"], "--simulations"),
+    ],
+)
+def test_precision_refuses_an_option_of_its_other_mode(
+    tmp_path: Path, args: list[str], wrong: str
+) -> None:
+    r = CliRunner().invoke(
+        main, ["precision", "--command", "echo 1", *args], env={"PERFLAB_HOME": str(tmp_path)}
+    )
+    assert r.exit_code == 2 and f"{wrong} does not apply" in r.stderr, r.output
+    assert not any(tmp_path.iterdir())  # nothing run or stored

@@ -17,6 +17,7 @@ import click
 
 from perflab.cli.app import json_option, main, progress
 from perflab.cli.compare import decision_options, fresh_runs, gate_metric
+from perflab.cli.precise import given
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare import calibrate as cal
 from perflab.compare import parts as mp
@@ -98,6 +99,10 @@ def precision(gate: bool, **o: Any) -> None:
     one window (--tasks, default 2,000) split into --splits sub-batches. With --gate, N
     identical runs replay the compare gate (false-alarm and detection rates) and store the
     runs per side `compare` uses. (`run --runs K` prints K runs' median and CV.)"""
+    mode, other = (("--gate", ("windows", "splits")) if gate else
+                   ("the parts (no --gate)", ("effect", "simulations")))  # fmt: skip
+    if wrong := given(*other):
+        raise PerflabError(f"{', '.join(wrong)} does not apply to {mode}")
     if gate:
         _gate(o)
     else:
