@@ -1,6 +1,6 @@
 """MkDocs hooks (mkdocs.yml: ``hooks``): pages made from the code at build time.
 
-* ``reference/cli.md``: every verb's ``--help-all``, as click prints it, walked from the
+* ``reference/cli.md``: every verb's ``--help``, as click prints it, walked from the
   ``perflab`` group (hidden old spellings left out), so the page cannot fall behind the CLI.
 * ``reference/api/index.md`` and one page per room of ``src/perflab`` (and one for the
   top-level modules): the API reference from docstrings, through mkdocstrings. A new room
@@ -34,12 +34,9 @@ def on_config(config: Any) -> Any:
 def _helps(cmd: Any, path: list[str], parent: Any = None) -> Iterator[tuple[str, str]]:
     import click
 
-    from perflab.cli.helpfmt import HELP_ALL
-
     ctx = click.Context(
         cmd, info_name=path[-1], parent=parent, terminal_width=WIDTH, max_content_width=WIDTH
     )
-    ctx.meta[HELP_ALL] = True  # the reference is --help-all: every option, the whole texts
     yield " ".join(path), cmd.get_help(ctx)
     if isinstance(cmd, click.Group):
         for name in cmd.list_commands(ctx):
@@ -52,11 +49,10 @@ def cli_page() -> str:
     from perflab.cli.app import main
 
     out = [
-        "# Every verb's `--help-all`",
+        "# Every verb's `--help`",
         "",
         "Generated when the docs are built, from the `perflab` command itself (what",
-        "`perflab VERB --help-all` prints; `--help` is the short form). The words every verb "
-        "shares: [One CLI vocabulary]"
+        "`perflab VERB --help` prints). The words every verb shares: [One CLI vocabulary]"
         "(../cli.md).",
         "",
     ]
