@@ -93,3 +93,17 @@ def test_the_glossary_defines_the_words_the_pages_lean_on() -> None:
     # the front page and the lab's index send a reader to it
     assert "glossary.md" in (DOCS / "index.md").read_text()
     assert "glossary.md" in (DOCS / "lab" / "index.md").read_text()
+
+
+def test_the_front_pages_loop_is_the_readmes_tour() -> None:
+    """docs/index.md's loop is not run by itself: each of its lines is one of the README's
+    tour, which tests/test_docs_tour.py runs."""
+    from test_docs_tour import run_blocks
+
+    tour = "".join(run_blocks((ROOT / "README.md").read_text())).replace("\\\n", " ")
+    tour_lines = {" ".join(line.split("#")[0].split()) for line in tour.splitlines()}
+    index = (DOCS / "index.md").read_text()
+    loop = re.findall(r"```bash\n(.*?)```", index, re.S)[0].replace("\\\n", " ")
+    lines = [" ".join(line.split("#")[0].split()) for line in loop.splitlines()]
+    assert len(lines) >= 5
+    assert [line for line in lines if line not in tour_lines] == []
