@@ -130,3 +130,38 @@ def test_every_command_of_the_guide_parses() -> None:
                     failed.append(f"{page.name}: perflab {' '.join(args)}: {exc}")
     assert seen >= 15
     assert failed == []
+
+
+def test_the_generated_reference_shows_every_option_of_every_verb() -> None:
+    """The site's page of every verb's help (scripts/mkdocs_hooks.py) is the whole reference:
+    where a verb's ``--help`` is short, the page still lists each of its options."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hooks", ROOT / "scripts" / "mkdocs_hooks.py")
+    assert spec is not None and spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = hooks.cli_page()
+    sections = dict(re.findall(r"^## `(perflab[^`]*)`\n\n```text\n(.*?)^```", page, re.S | re.M))
+    from perflab.cli.app import main
+
+    missing, seen = [], 0
+
+    def walk(cmd: click.Command, path: str, parent: click.Context | None) -> None:
+        nonlocal seen
+        ctx = click.Context(cmd, info_name=path.split()[-1], parent=parent)
+        text = sections[path]
+        for param in cmd.params:
+            if isinstance(param, click.Option) and not param.hidden:
+                seen += 1
+                if not any(name in text for name in param.opts):
+                    missing.append(f"{path} {param.opts[0]}")
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                if sub is not None and not sub.hidden:
+                    walk(sub, f"{path} {name}", ctx)
+
+    walk(main, "perflab", None)
+    assert seen > 200
+    assert missing == []
