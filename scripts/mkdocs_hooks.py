@@ -37,6 +37,10 @@ def _helps(cmd: Any, path: list[str], parent: Any = None) -> Iterator[tuple[str,
     ctx = click.Context(
         cmd, info_name=path[-1], parent=parent, terminal_width=WIDTH, max_content_width=WIDTH
     )
+    # the reference shows every option, as `--help-all` does where a verb's `--help` is short
+    # (cli/helpfmt.py reads this key; a CLI without it ignores it). ctx.meta is shared down
+    # the chain of contexts, so the root's setting holds for every verb.
+    ctx.meta["perflab.help_all"] = True
     yield " ".join(path), cmd.get_help(ctx)
     if isinstance(cmd, click.Group):
         for name in cmd.list_commands(ctx):
@@ -51,9 +55,9 @@ def cli_page() -> str:
     out = [
         "# Every verb's `--help`",
         "",
-        "Generated when the docs are built, from the `perflab` command itself (what",
-        "`perflab VERB --help` prints). The words every verb shares: [One CLI vocabulary]"
-        "(../cli.md).",
+        "Generated when the docs are built, from the `perflab` command itself: every option",
+        "of every verb (what `perflab VERB --help-all` prints; `--help` shows the common ones).",
+        "The words every verb shares: [One CLI vocabulary](../cli.md).",
         "",
     ]
     for name, text in _helps(main, ["perflab"]):
