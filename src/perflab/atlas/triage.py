@@ -25,6 +25,7 @@ def step_dict(s: StepRow, points: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "detection": det, "confirmation": conf or None,
         "culprits": s.data.get("culprits", []),
         "search": s.data.get("search"),
+        "keys": s.data.get("keys", []),
         "link": s.link, "note": s.note, "expected": bool(s.data.get("expected")),
         "created": s.created, "updated": s.updated,
     }  # fmt: skip
