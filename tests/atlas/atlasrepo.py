@@ -9,6 +9,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
     "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
@@ -82,3 +84,11 @@ def declared(repo: Path, sha: str) -> float:
     m = re.search(r"^COST = ([0-9.]+)$", git(repo, "show", f"{sha}:toyatlas/core.py"), re.M)
     assert m
     return float(m.group(1))
+
+
+@pytest.fixture(autouse=True)
+def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private perflab home per test (the trees' cache, run directories)."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("PERFLAB_HOME", str(home))
+    return home

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from atlasrepo import APPENDED, BROKEN, PLANTED, SCORE, declared, grow, make_repo
+from atlasrepo import APPENDED, BROKEN, PLANTED, SCORE, declared, grow, make_repo, private_home  # noqa: F401
 
 from perflab.atlas.define import add, init
 from perflab.atlas.measure import Failed, Simulated
