@@ -55,3 +55,12 @@ def fixes(steps: Sequence[dict[str, Any]]) -> list[tuple[int, int]]:
                 used.add(reg["id"])
                 break
     return out
+
+
+def spread(n: int) -> list[int]:
+    """0 … n − 1 in bit-reversed order (0, n/2, n/4, 3n/4, …): the order the series measures
+    its points in, so neighbouring commits are measured far apart in time and a slow drift of
+    the machine is noise between points, not a step between neighbours."""
+    bits = max(1, (n - 1).bit_length())
+    order = [int(format(i, f"0{bits}b")[::-1], 2) for i in range(1 << bits)]
+    return [i for i in order if i < n]

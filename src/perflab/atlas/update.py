@@ -124,8 +124,13 @@ def _measure_series(store: Store, bench: Benchmark, m: Measurer, clock: Clock, o
     """Bring each point of the axis to ``bench.runs`` runs; False when the benchmark fails
     everywhere (said, and the update goes on with the others)."""
     runs, failed = store.runs(bench.name), store.failures(bench.name)
-    for p in store.points(axis_only=True):
-        if p["key"] in failed or len(runs.get(p["key"], [])) >= bench.runs:
+    todo = [
+        p
+        for p in store.points(axis_only=True)
+        if p["key"] not in failed and len(runs.get(p["key"], [])) < bench.runs
+    ]
+    for p in (todo[i] for i in steps_.spread(len(todo))):
+        if p["key"] in failed:  # a run of an earlier point failed for it
             continue
         if not runs and sum(k == "run" for k, _ in failed.values()) >= FAILS_EVERYWHERE:
             break
