@@ -10,7 +10,7 @@ gate on fresh runs of its two sides (confirmed), as ``atlas update`` does. Print
 of histories with a step suspected and confirmed, each with its 95 % Clopper–Pearson
 interval, as JSON.
 
-    python bench/atlas_false_alarms.py [--histories 400] [--seed 0]
+    python bench/atlas_false_alarms.py [--histories 400] [--seed 0] [--order spread|oldest]
 """
 
 from __future__ import annotations
@@ -35,13 +35,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--histories", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--order",
+        choices=["spread", "oldest"],
+        default="spread",
+        help="The order points are measured in: the atlas's, or oldest first.",
+    )
     args = ap.parse_args()
     parts = json.loads(PARTS.read_text())["pilot_parts"]
     sd_run = math.sqrt(parts["var_between"] + parts["var_within"] / TASKS)
     sd_drift = 0.5 * math.sqrt(parts["var_between"])
     rng = np.random.default_rng(args.seed)
     suspected = confirmed = 0
-    slot = {i: t for t, i in enumerate(spread(K))}  # when each point is measured
+    order = spread(K) if args.order == "spread" else list(range(K))
+    slot = {i: t for t, i in enumerate(order)}  # when each point is measured
     for _ in range(args.histories):
         drift = np.zeros(K + 1)  # the machine's level at each measuring slot, then now
         for t in range(1, K + 1):
@@ -62,7 +69,8 @@ def main() -> None:
         confirmed += hit
     n = args.histories
     out = {
-        "histories": n, "commits": K, "runs_per_commit": RUNS, "tasks_per_run": TASKS,
+        "histories": n, "order": args.order, "commits": K, "runs_per_commit": RUNS,
+        "tasks_per_run": TASKS,
         "sd_run_log": sd_run, "sd_drift_step_log": sd_drift, "alpha": ALPHA,
         "suspected": suspected, "suspected_share": suspected / n,
         "suspected_ci95": clopper_pearson(suspected, n),
