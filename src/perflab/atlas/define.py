@@ -16,9 +16,10 @@ from perflab.files import private_dir
 
 
 def init(dir_: str | Path, repo: str | Path, package: str, bench: Benchmark, axis: str = "commits",
-         since: str | None = None, every: int = 1, build: str = "tree") -> Atlas:  # fmt: skip
+         since: str | None = None, every: int = 1, build: str = "tree",
+         until: str | None = None) -> Atlas:  # fmt: skip
     """A new atlas in ``dir_`` watching ``repo`` (a clone of ``package``) with one benchmark."""
-    from perflab.bisect.commits import check_clone, resolve
+    from perflab.bisect.commits import check_clone
 
     d = Path(dir_)
     if (d / project.FILE).exists() or (d / NAME).exists():
@@ -28,7 +29,8 @@ def init(dir_: str | Path, repo: str | Path, package: str, bench: Benchmark, axi
     if every < 1:
         raise PerflabError(f"--every {every}: at least 1")
     clone = check_clone(Path(repo), package)
-    since_sha = resolve(clone, since, package) if since else None
+    since_sha = _ref(clone, since, package) if since else None
+    until_sha = _ref(clone, until, package) if until else None
     existed = d.exists()
     try:
         d = private_dir(d)
@@ -37,7 +39,7 @@ def init(dir_: str | Path, repo: str | Path, package: str, bench: Benchmark, axi
         if not existed:
             shutil.rmtree(d, ignore_errors=True)
         raise
-    atlas = Atlas(str(clone), package, axis, since_sha, every, build,
+    atlas = Atlas(str(clone), package, axis, since_sha, until_sha, every, build,
                   benchmarks={bench.name: bench})  # fmt: skip
     try:
         project.write(d, atlas)
@@ -45,6 +47,21 @@ def init(dir_: str | Path, repo: str | Path, package: str, bench: Benchmark, axi
         (d / NAME).unlink(missing_ok=True)
         raise PerflabError(f"{d}: cannot write {project.FILE}: {exc.strerror}") from None
     return atlas
+
+
+def _ref(clone: Path, ref: str, package: str) -> str:
+    """The commit ``ref`` names: a commit, branch or tag, or a release whose tag spells its
+    version otherwise (``2025.12.01`` for 2025.12.1)."""
+    from perflab.bisect.commits import resolve
+    from perflab.bisect.releases import release_tag
+
+    try:
+        return resolve(clone, ref, package)
+    except PerflabError:
+        tag = release_tag(clone, ref) if ref[:1].isdigit() else None
+        if tag is None:
+            raise
+        return resolve(clone, tag, package)
 
 
 def add(dir_: str | Path, bench: Benchmark) -> Atlas:

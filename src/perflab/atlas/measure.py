@@ -60,7 +60,7 @@ class RealMeasurer:
                 spec = (replace(base, sources={**base.sources, self.package: str(src)})
                         if self.build == "tree" else side_spec(base, source=str(src)))  # fmt: skip
                 self._ready[bench.name, key] = prepare(spec)
-            except PerflabError as exc:
+            except (PerflabError, OSError) as exc:  # OSError: a tree that cannot be copied
                 raise Failed(key, "build", f"does not build: {exc}") from None
         return self._ready[bench.name, key]
 

@@ -39,9 +39,11 @@ def history(repo: Path, since: str | None, head: str = "HEAD") -> list[tuple[str
     return [(r[0], r[1]) for r in rows]
 
 
-def axis_points(repo: Path, since: str | None, axis: str, every: int) -> list[dict[str, Any]]:
+def axis_points(
+    repo: Path, since: str | None, axis: str, every: int, until: str | None = None
+) -> list[dict[str, Any]]:
     """Every first-parent commit as a point row; ``on_axis`` marks those the series measures."""
-    rows = history(repo, since)
+    rows = history(repo, since, until or "HEAD")
     tagged = tags(repo)
     out = []
     for i, (sha, subject) in enumerate(rows):

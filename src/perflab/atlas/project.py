@@ -44,8 +44,13 @@ class Benchmark:
         if self.command is not None:
             return RunSpec(target=COMMAND_TARGET, workload=None, command=self.command,
                            metric=self.metric)  # fmt: skip
+        from perflab.run.record import METRICS
+
+        # a derived metric (cpu_us_per_task) is computed from the record: the run itself
+        # records its own metrics
+        metric = self.metric if self.metric in METRICS else "us_per_task"
         return RunSpec(target=self.target, workload=self.workload, tasks=self.tasks,
-                       metric=self.metric, parsl_config=self.engine_config)  # fmt: skip
+                       metric=metric, parsl_config=self.engine_config)  # fmt: skip
 
     def table(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "name" and v is not None}
@@ -59,6 +64,8 @@ class Atlas:
     package: str
     axis: str = "commits"
     since: str | None = None
+    #: The newest commit watched (default: the clone's HEAD, as it moves).
+    until: str | None = None
     #: Measure every n-th first-parent commit (and the newest); bisection finds the rest.
     every: int = 1
     build: str = "tree"

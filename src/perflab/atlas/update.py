@@ -89,7 +89,7 @@ def update(
         uid = store.begin_update()
         runs0 = store.run_count()
         out.new_points = store.add_points(axis_points(Path(atlas.repo), atlas.since, atlas.axis,
-                                                      atlas.every))  # fmt: skip
+                                                      atlas.every, atlas.until))  # fmt: skip
         say(f"{out.new_points} new commits on the axis")
         m = measurer or RealMeasurer(Path(atlas.repo), atlas.package, atlas.build)
         try:

@@ -58,6 +58,7 @@ def atlas() -> None:
     help="Measure every commit, the release tags, or both.",
 )
 @click.option("--since", metavar="REF", help="The oldest commit or release measured.")
+@click.option("--until", metavar="REF", help="The newest commit watched (default: HEAD).")
 @click.option(
     "--every",
     type=int,
@@ -74,11 +75,11 @@ def atlas() -> None:
 )
 @bench_options
 def atlas_init(dir_: str, repo: str, package: str, bench_name: str, axis: str, since: str | None,
-               every: int, build: str, **o: Any) -> None:  # fmt: skip
+               until: str | None, every: int, build: str, **o: Any) -> None:  # fmt: skip
     """Make an atlas in DIR: perflab.toml and its store."""
     from perflab.atlas.define import init
 
-    got = init(dir_, repo, package, _bench(bench_name, o), axis, since, every, build)
+    got = init(dir_, repo, package, _bench(bench_name, o), axis, since, every, build, until)
     click.echo(f"atlas in {dir_}: {got.package} from {got.repo}, axis {got.axis}; "
                f"next: perflab atlas update {dir_}")  # fmt: skip
 
