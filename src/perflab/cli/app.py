@@ -31,6 +31,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from perflab.cli.helpfmt import HELP_ALL, HelpCommand, HelpGroup
+from perflab.cli.defaults import apply_project
+from perflab.cli.spelling import Said, global_first
 from perflab.display import guard_streams
 from perflab.errors import INTERNAL_ERROR, PerflabError
 from perflab.files import home_dir, perflab_home
@@ -115,6 +117,8 @@ class PerflabGroup(click.Group):
         return super().main(*args, **kwargs)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.parent is None:
+            args = global_first(args)
         try:
             return super().parse_args(ctx, args)
         except click.exceptions.NoArgsIsHelpError:
@@ -201,8 +205,17 @@ def _write_traceback() -> str:
 
 @click.group(cls=PerflabGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="perflab")
-def main() -> None:
+@click.option(
+    "--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
+    help="The project file (default: perflab.toml here or in a parent); also after a verb.",
+)  # fmt: skip
+@click.option(
+    "--benchmark", metavar="NAME", help="Its [benchmark.NAME] table (default: [benchmark])."
+)
+@click.pass_context
+def main(ctx: click.Context, config_file: str | None, benchmark: str | None) -> None:
     """perflab: measure, treat, campaign, analyse and report task-system performance."""
+    apply_project(ctx, config_file, benchmark)
 
 
 class RegistryChoice(click.Option):
@@ -244,6 +257,14 @@ class Aliased(click.Option):
         super().__init__(*args, **kwargs)
         self.old = old
         self.opts += [o for o in old if o.startswith("--") or len(o) == 2]
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        super().add_to_parser(parser, ctx)
+        new = max((o for o in self.opts if o not in self.old), key=len, default="")
+        for spelling in self.old:
+            table = parser._long_opt if spelling.startswith("--") else parser._short_opt
+            if spelling in table:
+                table[spelling] = Said(table[spelling], spelling, new)
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
         shown, self.opts = self.opts, [o for o in self.opts if o not in self.old]
