@@ -153,21 +153,28 @@ def _configure(version: int, base: Path, d: Path, cpus: str | None) -> None:
         (d / "cpuset.cpus").write_text(str(cpus))
 
 
-def join(iso: dict[str, Any]) -> None:
+def join(iso: dict[str, Any], seen: str) -> None:
     """Move the calling process into the run's cgroups (in the child, between fork and
-    exec: everything it starts is born inside)."""
+    exec: everything it starts is born inside), then read its ``/proc/self/cgroup`` back
+    into the new file ``seen`` (read later, it could be a zombie's: an exited process is
+    out of every cgroup)."""
     for d in iso["dirs"]:
         with open(os.path.join(d, "cgroup.procs"), "w") as f:
             f.write("0")
+    back = _read(Path("/proc/self/cgroup"))
+    fd = os.open(seen, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(f"{os.getpid()}\n{back}")
 
 
-def proof(pid: int, iso: dict[str, Any]) -> dict[str, Any]:
-    """What ``/proc/PID/cgroup`` says of a measured process, and whether it is in every one
-    of the run's cgroups."""
+def proof(seen: Path, iso: dict[str, Any]) -> dict[str, Any]:
+    """What ``/proc/PID/cgroup`` said of the measured main process as it joined (``join``'s
+    file ``seen``), and whether it is in every one of the run's cgroups."""
     try:
-        lines = _read(Path(f"/proc/{pid}/cgroup")).splitlines()
-    except OSError as exc:
-        return {"pid": pid, "cgroup": [], "inside": False, "error": str(exc)}
+        pid_line, *lines = _read(seen).splitlines()
+        pid = int(pid_line)
+    except (OSError, ValueError) as exc:
+        return {"pid": None, "cgroup": [], "inside": False, "error": str(exc)}
     paths = {ln.split(":", 2)[2] for ln in lines if ln.count(":") >= 2}
     names = [os.path.basename(d) for d in iso["dirs"]]
     inside = all(any(p.endswith("/" + n) for p in paths) for n in names)

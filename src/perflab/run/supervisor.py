@@ -225,12 +225,14 @@ def _launch(job: dict[str, Any]) -> tuple[subprocess.Popen[bytes], int, int]:
             pass_fds=pass_fds,
             start_new_session=True,
             # --isolate: joined between fork and exec, so the whole tree is born inside
-            preexec_fn=(lambda: isolate.join(job["isolate"])) if job.get("isolate") else None,
+            preexec_fn=(lambda: isolate.join(job["isolate"], str(run_dir / "cgroup.txt")))
+            if job.get("isolate")
+            else None,
         )
     for fd in pass_fds:
         os.close(fd)
     if job.get("isolate"):  # read back where the main process runs: the proof
-        job["isolate_seen"] = isolate.proof(proc.pid, job["isolate"])
+        job["isolate_seen"] = isolate.proof(run_dir / "cgroup.txt", job["isolate"])
     return proc, ev_r, ack_w
 
 
