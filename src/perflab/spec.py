@@ -79,6 +79,9 @@ class RunSpec:
     #: Shut the engine down cleanly after the last counted window (``--graceful``); by
     #: default the tree is killed once the result is written (nothing after it is recorded).
     graceful: bool = False
+    #: ``--isolate``: the measured tree in a cgroup of its own (``on``, or ``cpus=LIST`` for
+    #: its own cpuset too; run/isolate.py); None: where perflab's own processes are.
+    isolate: str | None = None
 
     def __post_init__(self) -> None:
         if self.command is not None:

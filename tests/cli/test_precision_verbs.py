@@ -1,7 +1,7 @@
 """``--precision`` in the verbs beyond compare: one option, one plan (``plan_or_refuse``),
 honoured by campaign create (sweeps too), history, explain, tune and the zoo (tests/tune/
-test_tune_precision.py, tests/zoo/test_zoo_precision.py), refused in one line (exit 2, nothing
-run or stored) for a command target everywhere. Cheap: a command target or stored parts with
+test_tune_precision.py, tests/zoo/test_zoo_precision.py), for a command target too (its run
+is its whole window: compare/command_parts.py). Cheap: a command target or stored parts with
 nothing run (no engine starts)."""
 
 from __future__ import annotations
@@ -59,10 +59,22 @@ def one_line_exit_2(res: Result, *words: str) -> None:
         ["tune", "t", "--factors", "a,b", "--store"],
     ],
 )
-def test_a_command_target_is_refused_in_one_line(tmp_path: Path, verb: list[str]) -> None:
+def test_a_command_is_planned_and_an_unreachable_target_names_the_time(
+    tmp_path: Path, verb: list[str]
+) -> None:
+    """A command's run is its whole window: with its parts stored (as its pilot stores them)
+    the verb plans runs of the whole command; ±0.01 % is refused naming the time it would
+    take, nothing run or stored."""
+    from perflab.compare import command_parts
+
+    found = command_parts.fit([1000.0, 1100.0, 950.0, 1000.0, 1000.0, 1040.0], [0.1] * 6)
+    for metric in ("us_per_task", "tasks_per_s", "wall_s"):
+        command_parts.save(found, RunSpec(command=SCORE), metric, tmp_path)
     out = tmp_path / "out"
-    res = cli(tmp_path, *verb, str(out), "--command", SCORE, "--precision", "3%")
-    one_line_exit_2(res, "--precision", "a command has no window")
+    args = [*verb, str(out), "--command", SCORE, "--precision", "0.01%", "--max-time", "60"]
+    res = cli(tmp_path, *args)
+    one_line_exit_2(res, "±0.01%", "would take", "more than --max-time 60 s")
+    assert "of the whole command" in res.output and not out.exists()
     assert not out.exists()  # nothing stored or written
 
 

@@ -85,5 +85,8 @@ def plan_for(
 
 
 def sized(spec: RunSpec, pl: Plan) -> RunSpec:
-    """``spec`` with the plan's window (tasks per run; no time window)."""
+    """``spec`` with the plan's window (tasks per run; no time window); a command as it is
+    (its run is its whole window)."""
+    if spec.command is not None:
+        return spec
     return dataclasses.replace(spec, tasks=pl.tasks, time_s=None)

@@ -116,6 +116,19 @@ RUN_OPTIONS = [
     ),
 ]
 
+#: ``--isolate``: the measured process tree in a cgroup of its own (run/isolate.py).
+RUN_OPTIONS.append(
+    click.option(
+        "--isolate",
+        is_flag=False,
+        flag_value="on",
+        default=None,
+        metavar="[cpus=LIST]",
+        help="Measure in a cgroup of its own at 10× the CPU weight (cpus=0-1: also its own "
+        "cpuset); needs root or a delegated cgroup (PERFLAB_CGROUP), else nothing runs.",
+    )
+)
+
 
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate a command with every option of RUN_OPTIONS."""
@@ -160,6 +173,7 @@ def base_spec(o: dict[str, Any]) -> RunSpec:
         keep_run_dir=o["keep_run_dir"],
         graceful=o["graceful"],
         allow_insecure=o["allow_insecure"],
+        isolate=o.get("isolate"),
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab.compare.robust import Robust, hodges_lehmann
 from perflab.compare.stats import (
     HIGHER_IS_BETTER,
     Decision,
@@ -140,7 +141,15 @@ class Comparison:
             "elapsed_s": self.elapsed_s,
             "notes": self.notes,
             "precision": self.precision,
+            "robust": None if (r := self.robust()) is None else r.to_dict(),
         }
+
+    def robust(self) -> Robust | None:
+        """The paired Hodges–Lehmann estimate of B/A at ``alpha`` (None unpaired or under 2
+        pairs): what outliers of a busy node move far less than the paired t's mean."""
+        if not self.paired:
+            return None
+        return hodges_lehmann(self.a.values, self.b.values, self.alpha)
 
 
 def metric_value(record: RunRecord, metric: str) -> float | None:
@@ -234,7 +243,18 @@ def run_compare(
     cmp.elapsed_s = time.monotonic() - t0
     if cmp.decision is not None and not cmp.decision.decided:
         cmp.notes.append(_noise_note(a.values, b.values, threshold, levels[n_max], paired))
+    cmp.notes.extend(busy_notes(cmp))
     return cmp
+
+
+def busy_notes(cmp: Comparison) -> list[str]:
+    """What a comparison says about the node it ran on: the paired estimate robust to
+    outliers (where paired) and the load its runs recorded."""
+    from perflab.compare.busy import load_of, load_text
+
+    robust = cmp.robust()
+    out = [robust.line()] if robust is not None else []
+    return [*out, f"measured at {load_text(load_of([*cmp.a.records, *cmp.b.records]))}"]
 
 
 class _RunFailed(Exception):

@@ -70,9 +70,15 @@ class Measured:
     #: a run's log-metric variance and its degrees of freedom, a run's mean wall time and
     #: its variance, the runs. Pooling later runs in refits from these.
     observations: list[dict[str, Any]] = field(default_factory=list)
+    #: A command's parts (``compare.command_parts``): a run is its whole window, so a plan
+    #: chooses runs only (its window is 1, and no spec is resized).
+    whole_run: bool = False
 
     def bounds(self) -> tuple[int, int]:
-        """The windows a plan may choose from: near the pilots' when there were pilots."""
+        """The windows a plan may choose from: near the pilots' when there were pilots;
+        the one whole run for a command."""
+        if self.whole_run:
+            return (1, 1)
         if not self.windows:
             return WINDOW_BOUNDS
         return trusted(self.windows)

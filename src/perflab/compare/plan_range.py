@@ -33,7 +33,7 @@ def ends(
     window ``tasks``, the variance at that window gets its own interval (``window_var_ci``)
     and the ends hold it as σ_b² (σ_w² 0): they are then for that window only."""
     p = found.parts
-    if tasks is not None and found.observations:
+    if tasks is not None and found.observations and not found.whole_run:
         lo_v, hi_v = window_var_ci(found, tasks)
         low = Parts(_end(found.fixed_ci, p.fixed_s, min), _end(found.task_ci, p.task_s, min),
                     lo_v, 0.0)  # fmt: skip

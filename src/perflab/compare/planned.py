@@ -10,9 +10,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from perflab.compare import busy, command_parts, refine
 from perflab.compare import parts as mp
 from perflab.compare import precision as pp
-from perflab.compare import refine
 from perflab.compare.calibrate import signature
 from perflab.compare.gate import Comparison, Side, metric_value, same_spec
 from perflab.compare.plan_range import ends, ranged
@@ -46,16 +46,23 @@ def precise_compare(
     sig = signature(o.get("parts_of") or a.spec, metric)
     if o.get("update_parts"):
         _may_pool(sig, signature(b.spec, metric))
-    found, pl = plan_or_refuse(Side(a.label, o.get("parts_of") or a.spec), metric, target,
-                               max_time_s, alpha)  # fmt: skip
+    # a command's pilot runs the command as it runs in the comparison (A itself, prepared)
+    planned_by = a if a.spec.command is not None and not o.get("parts_of") else None
+    found, pl = plan_or_refuse(planned_by or Side(a.label, o.get("parts_of") or a.spec), metric,
+                               target, max_time_s, alpha, say=o.get("say"))  # fmt: skip
     if o.get("update_parts"):
         refine.observations_of(found)  # parts that cannot pool are refused before any run
     for side in (a, b):
-        side.resize(pl.tasks, None)
+        if not found.whole_run:  # a command's run is its whole window: nothing to size
+            side.resize(pl.tasks, None)
         side.ready()  # once per comparison (a no-op when the verb made it ready)
     run_s = found.parts.run_s(pl.tasks)
-    k_max = max(pl.pairs, min(pp.most_pairs(pl.pairs), int(max_time_s // (2 * run_s))))
-    levels = pp.precision_looks(o["min_runs"], pl.pairs, k_max, alpha)
+    if found.whole_run:  # a command: undecided, it goes on until the time budget
+        k_max = busy.pairs_within(max_time_s, run_s, pl.pairs)
+        levels = busy.long_looks(o["min_runs"], pl.pairs, k_max, alpha)
+    else:
+        k_max = max(pl.pairs, min(pp.most_pairs(pl.pairs), int(max_time_s // (2 * run_s))))
+        levels = pp.precision_looks(o["min_runs"], pl.pairs, k_max, alpha)
     pl = pp.expect(pl, found.parts, list(levels), max(2, pl.pairs // 2))
     pl = ranged(pl, ends(found, 1.0, pl.tasks), list(levels), max(2, pl.pairs // 2))
     if o.get("say"):
@@ -85,9 +92,27 @@ def precise_compare(
     cmp.elapsed_s = time.monotonic() - t0
     cmp.precision = reached(pl, hw, cmp.elapsed_s, stopped)
     cmp.notes.append(cmp.precision["line"])
+    _say_load(cmp, target, max_time_s, hw, stopped)
     if o.get("update_parts"):
         _update(cmp, found, sig, pl.tasks, o.get("say"))
     return cmp
+
+
+def _say_load(cmp: Comparison, target: float, max_time_s: float, hw: float, stopped: str) -> None:
+    """The load the runs saw, in the result; and, where the target was not reached in the
+    time or runs there were, that this node is too noisy for it (with the CV and load)."""
+    assert cmp.precision is not None
+    load = busy.load_of([*cmp.a.records, *cmp.b.records])
+    cv = command_parts.cv_of(cmp.a.values, cmp.b.values)
+    cmp.precision["load"] = load
+    cmp.precision["cv"] = cv if math.isfinite(cv) else None
+    robust = cmp.robust()
+    cmp.notes.extend([robust.line()] if robust else [])
+    cmp.notes.append(f"measured at {busy.load_text(load)}")
+    if stopped in ("time budget", "most runs") and not hw <= target:
+        line = busy.too_noisy(target, max_time_s, cv, load)
+        cmp.precision["too_noisy"] = line
+        cmp.notes.append(line)
 
 
 def _may_pool(sig_a: dict[str, Any], sig_b: dict[str, Any]) -> None:
@@ -140,6 +165,7 @@ def plan_or_refuse(
     units: int = 2,
     scale: float = 1.0,
     level: float | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> tuple[mp.Measured, pp.Plan]:
     """The stored parts and the plan; bad input (exit 2, nothing run) without parts or when
     the plan takes longer than ``max_time_s``. Every verb's ``--precision`` plans here: a
@@ -147,11 +173,10 @@ def plan_or_refuse(
     whose estimate has ``scale`` times the variance of a pair's log ratio (a design's
     effect from one run of each set: ``reach.design_scale``). The interval is at ``level``:
     by default the planned look's of a sequential comparison (``planned_level``); a verb that
-    makes all its runs plans at its alpha."""
-    if a.spec.command is not None:
-        raise PerflabError("--precision plans the window from `perflab precision`'s parts, "
-                           "which measures engine targets (a command has no window)")  # fmt: skip
-    found = mp.load(signature(a.spec, metric), perflab_home())
+    makes all its runs plans at its alpha. A command's parts are its stored ones, else an
+    A/A pilot of it is run (and stored) first (``command_parts``; ``say`` hears it)."""
+    found = (_command_parts(a, metric, say) if a.spec.command is not None
+             else mp.load(signature(a.spec, metric), perflab_home()))  # fmt: skip
     if found is None:
         raise PerflabError(
             f"no measured variance parts for this benchmark and {metric}: "
@@ -160,7 +185,8 @@ def plan_or_refuse(
     p = found.parts
     p = dataclasses.replace(p, var_between=p.var_between * scale, var_within=p.var_within * scale)
     pl = pp.plan(p, target, pp.planned_level(alpha) if level is None else level, found.bounds())
-    pl = dataclasses.replace(pl, wall_s=pl.wall_s * units / 2, units=units)
+    pl = dataclasses.replace(pl, wall_s=pl.wall_s * units / 2, units=units,
+                             whole_run=found.whole_run)  # fmt: skip
     pl = ranged(pl, ends(found, scale, pl.tasks))
     if pl.wall_s > max_time_s:
         raise PerflabError(
@@ -189,6 +215,33 @@ def reached(pl: pp.Plan, hw: float, wall_s: float, stopped: str) -> dict[str, An
         "half_width_per_hour": per_hour,
         "line": line,
     }
+
+
+def _command_parts(a: Side, metric: str, say: Callable[[str], None] | None) -> mp.Measured:
+    """A command's stored parts, else those of an A/A pilot of it (stored for next time)."""
+    found = command_parts.load(a.spec, metric, perflab_home())
+    if found is not None:
+        return found
+    if say:
+        say(f"no stored parts for this command: an A/A pilot of {command_parts.PILOT_PAIRS} "
+            "pairs of fresh runs first")  # fmt: skip
+
+    def run() -> tuple[float, float]:
+        t0 = time.monotonic()
+        rec = measure(a.ready())
+        wall = time.monotonic() - t0
+        value = metric_value(rec, metric) if rec.status == "ok" else None
+        if value is None or not value > 0 or not math.isfinite(value):
+            why = rec.error or f"no value of {metric}"
+            raise PerflabError(f"the command's pilot run {rec.run_id} {rec.status}: {why}")
+        return value, wall
+
+    found = command_parts.pilot(run, say=say)
+    path = command_parts.save(found, a.spec, metric, perflab_home())
+    if say:
+        say(f"pilot: one run ~{pp.duration(found.parts.fixed_s)}, CV "
+            f"{math.expm1(math.sqrt(found.parts.var_between)):.1%}; stored in {path}")  # fmt: skip
+    return found
 
 
 class _Failed(Exception):

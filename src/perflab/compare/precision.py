@@ -83,6 +83,7 @@ class Plan:
     #: ``expect`` ran) at the ends of the stored parts' 95 % intervals (``plan_range``).
     pairs_range: tuple[int, int] | None = None
     wall_range_s: tuple[float, float] | None = None
+    whole_run: bool = False  # a command's plan: each run is the whole command, no window
 
     @property
     def reachable(self) -> bool:
@@ -103,8 +104,9 @@ class Plan:
         k, w = self.pairs_range, self.wall_range_s
         within = f" (predicted {k[0]}–{k[1]} from the parts' 95% intervals)" if k else ""
         spread = f" ({span(w[0], w[1])})" if w else ""
+        of = "of the whole command" if self.whole_run else f"of {self.tasks:,} tasks"
         return (
-            f"{runs} runs{within} of {self.tasks:,} tasks, ~{duration(self.wall)}{spread}, "
+            f"{runs} runs{within} {of}, ~{duration(self.wall)}{spread}, "
             f"expected CI ±{pct(self.width)} ({self.confidence:.1%})"
         )
 
@@ -127,6 +129,8 @@ def span(lo_s: float, hi_s: float) -> str:
 def pct(x: float) -> str:
     if not math.isfinite(x):
         return "∞"
+    if 0 < x < 0.001:
+        return f"{x * 100:.2g}%"  # ±0.01 %, not ±0.0 %
     return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
 
 

@@ -114,3 +114,45 @@ def snapshot(packages: Iterable[str] = (), python: str | None = None) -> dict[st
         "loadavg_before": list(os.getloadavg()),
         **({"batch": batch} if batch else {}),
     }
+
+
+def cpu_times() -> tuple[int, int] | None:
+    """(all CPU ticks, steal ticks) from /proc/stat's ``cpu`` line; None where unreadable or
+    without a steal column."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    ticks = [int(x) for x in fields[1:9]]  # user … steal; guest is counted in user already
+    return sum(ticks), ticks[7]
+
+
+def cpu_pressure(path: str = "/proc/pressure/cpu") -> dict[str, float]:
+    """The CPU pressure's avg10 (% of the last 10 s some or all tasks waited for a CPU),
+    as ``cpu_some_avg10``/``cpu_full_avg10``; empty where the kernel has no PSI."""
+    out: dict[str, float] = {}
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        kind, *pairs = line.split()
+        values = dict(p.split("=", 1) for p in pairs if "=" in p)
+        if kind in ("some", "full") and "avg10" in values:
+            out[f"cpu_{kind}_avg10"] = float(values["avg10"])
+    return out
+
+
+def load_now(since: tuple[int, int] | None = None) -> dict[str, float]:
+    """The node's load as a run ends: the 1-min load average, the CPU pressure (where the
+    kernel has PSI) and, where the hypervisor steals any time, the share of CPU time stolen
+    since ``since`` (``cpu_times()`` as the run began), in %."""
+    out: dict[str, float] = {"loadavg_1m": os.getloadavg()[0], **cpu_pressure()}
+    now = cpu_times()
+    if since is not None and now is not None and now[1] > 0 and now[0] > since[0]:
+        out["steal_pct"] = 100.0 * (now[1] - since[1]) / (now[0] - since[0])
+    return out

@@ -21,7 +21,7 @@ from perflab.factors.sources import tree_package
 from perflab.files import create_private, home_dir, perflab_home, private_dir
 from perflab.hook import arm
 from perflab.prepare import Prepared, prepare
-from perflab.run import envinfo, launch, phases
+from perflab.run import envinfo, isolate, launch, phases
 from perflab.run.fill import disk_full, fill
 from perflab.run.launch import Supervisor
 from perflab.run.record import METRICS, Measurement, RunRecord
@@ -57,6 +57,8 @@ def validate(spec: RunSpec) -> None:
     private_dir(spec.run_root or perflab_home() / "runs", create=False)
     for package, tree in spec.sources.items():
         tree_package(Path(tree), package)  # the tree holds the package (else exit 2)
+    if spec.isolate is not None:
+        isolate.check(spec.isolate)  # the rights, before anything runs
     if spec.command is not None:
         if not spec.command.strip():
             raise PerflabError("--command is empty")
@@ -113,6 +115,7 @@ def measure(spec: RunSpec | Prepared) -> RunRecord:
     root = private_dir(spec.run_root) if spec.run_root else default_run_root()
     run_dir = (root / run_id).resolve()
     record = _new_record(prepared, run_id)
+    ticks = envinfo.cpu_times()
     sup: dict[str, Any]
     try:
         run_dir.mkdir(mode=0o700)
@@ -128,10 +131,14 @@ def measure(spec: RunSpec | Prepared) -> RunRecord:
     else:
         if prepared.failed:  # a patch that does not apply: the run's own failure
             return _not_started(record, prepared.failed, run_dir)
-        sup = _supervise(spec, run_dir)
+        sup = _isolated(spec, run_id, job, run_dir)
     record = fill(replace(record, ended_at=_now()), spec, sup, run_dir)
+    # the node's load alongside the run: a busy node's figures say so (compare.busy)
+    record = replace(record, env={**record.env, "load": envinfo.load_now(ticks)})
     # what the caller side knows, after fill's keys (the record's key order is its contract)
     more: Measurement = {"patched_tree": str(prepared.patched) if prepared.patched else None}
+    if "isolation" in sup:
+        more["isolation"] = sup["isolation"]
     if prepared.transformed:
         more["transformed"] = list(prepared.transformed)
     if record.status == "ok" and not spec.keep_run_dir:
@@ -182,6 +189,21 @@ def _job(prepared: Prepared, run_dir: Path) -> dict[str, Any]:
         "windows": spec.command is None,
         "sample_interval_s": spec.sample_interval_s,
     }
+
+
+def _isolated(spec: RunSpec, run_id: str, job: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    """``_supervise``, in the run's own cgroup with ``--isolate`` (made before, removed
+    after — by the supervisor, and here again should it have died)."""
+    if spec.isolate is None:
+        return _supervise(spec, run_dir)
+    iso = isolate.make(spec.isolate, run_id)
+    try:
+        job["isolate"] = iso.to_job()
+        (run_dir / "job.json").unlink()
+        create_private(run_dir / "job.json", json.dumps(job))
+        return _supervise(spec, run_dir)
+    finally:
+        isolate.remove(iso)
 
 
 def _supervise(spec: RunSpec, run_dir: Path) -> dict[str, Any]:

@@ -129,6 +129,9 @@ class Measurement(TypedDict, total=False):
     #: What ``prepare`` made for the run.
     patched_tree: str | None
     transformed: list[dict[str, Any]]
+    #: ``--isolate``: the run's cgroup(s), weight, cpus, and ``/proc/PID/cgroup`` of its main
+    #: process as read back (run/isolate.py).
+    isolation: dict[str, Any]
     #: Seconds per phase of the run, and their total.
     phases: dict[str, float]
     #: A profiled run's kinds and tracer (never stored with timing runs).

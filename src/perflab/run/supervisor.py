@@ -29,7 +29,7 @@ from typing import Any
 import psutil
 
 from perflab.files import atomic_write
-from perflab.run import teardown
+from perflab.run import isolate, teardown
 from perflab.run.procscan import Cadence, descendants
 
 #: Names the pipe fds ("event_w,ack_r") on which the child marks its counted windows.
@@ -224,9 +224,15 @@ def _launch(job: dict[str, Any]) -> tuple[subprocess.Popen[bytes], int, int]:
             stderr=err,
             pass_fds=pass_fds,
             start_new_session=True,
+            # --isolate: joined between fork and exec, so the whole tree is born inside
+            preexec_fn=(lambda: isolate.join(job["isolate"], str(run_dir / "cgroup.txt")))
+            if job.get("isolate")
+            else None,
         )
     for fd in pass_fds:
         os.close(fd)
+    if job.get("isolate"):  # read back where the main process runs: the proof
+        job["isolate_seen"] = isolate.proof(run_dir / "cgroup.txt", job["isolate"])
     return proc, ev_r, ack_w
 
 
@@ -357,11 +363,23 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _isolation(job: dict[str, Any]) -> dict[str, Any]:
+    """What ``--isolate`` did (nothing without it): the cgroup(s), weight and cpus, the main
+    process's ``/proc/PID/cgroup`` as read back, and whether the cgroups were removed (the
+    tree is gone by now: the supervisor removes them, also when perflab was killed)."""
+    iso = job.get("isolate")
+    if not iso:
+        return {}
+    removed = isolate.remove(iso)
+    return {"isolation": {**iso, "proof": job.get("isolate_seen"), "removed": removed}}
+
+
 def main(argv: list[str]) -> int:
     job_path = Path(argv[1])
     try:
         job = json.loads(job_path.read_text())
         result = supervise(job)
+        result.update(_isolation(job))  # once the tree is gone
         atomic_write(job_path.with_name("supervisor.json"), json.dumps(result))
     except OSError as exc:
         # The caller reads this one line as the cause (a full disk, a deleted run dir).

@@ -1,0 +1,111 @@
+"""``--precision`` for a user's command: the run is its whole window.
+
+An engine target has a window to size (tasks per run); a command does not: each run is one
+fresh process tree doing all its work, so the only thing a plan chooses is how many runs. The
+parts are then σ_b² (the variance of one run's log metric; σ_w² is 0) and S (a run's whole
+wall time; c is 0), measured by an A/A pilot of the command in fresh processes: ``pairs``
+pairs of consecutive runs, v = mean(d²)/2 over their log differences (k pairs, k degrees of
+freedom: the mean of d is zero for A/A), with the χ² interval of v and the t interval of S.
+They are stored per command and environment (``command_signature``: the command string and a
+hash of what reaches its process), so the next plan for it needs no pilot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from perflab.analysis.stats import mean_ci
+from perflab.compare import parts as mp
+from perflab.compare.calibrate import signature
+from perflab.compare.pilot import chi2_ci
+from perflab.compare.precision import Parts
+from perflab.errors import PerflabError
+from perflab.spec import RunSpec
+
+#: A/A pairs of the pilot a command's first plan is made from.
+PILOT_PAIRS = 5
+#: A command's "window": one whole run (the plan's ``tasks`` is this, and no spec is resized).
+WHOLE_RUN = 1
+
+
+def environment_hash(spec: RunSpec) -> str:
+    """A hash of what reaches the command's process besides its string: its working
+    directory, extra environment, wrapper, treatments' hook operations and source trees.
+    perflab's own per-run variables (``PERFLAB_*``: run directories) are left out."""
+    env = {k: v for k, v in sorted(spec.env.items()) if not k.startswith("PERFLAB_")}
+    what = [spec.cwd, env, spec.wrapper, spec.hook, spec.sources, spec.patches, spec.transforms]
+    payload = json.dumps(what, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def command_signature(spec: RunSpec, metric: str) -> dict[str, Any]:
+    """The key of a command's stored parts: ``calibrate.signature`` (the command string,
+    treatments, interpreter, packages, metric, machine) and the environment's hash."""
+    return {**signature(spec, metric), "environment": environment_hash(spec)}
+
+
+def fit(values: list[float], walls: list[float]) -> mp.Measured:
+    """The parts of a command from its A/A pilot: consecutive runs are a pair (an unpaired
+    last run is left out). Bad input below 2 pairs or with a value that is not > 0."""
+    k = len(values) // 2
+    if k < 2:
+        raise PerflabError(f"a command's pilot needs at least 2 A/A pairs (got {k})")
+    x = np.asarray(values[: 2 * k], float)
+    if not np.all(np.isfinite(x) & (x > 0)):
+        raise PerflabError("a command's pilot gave a metric value that is not > 0")
+    d = np.diff(np.log(x).reshape(k, 2), axis=1).ravel()
+    var = float(np.mean(d**2)) / 2.0
+    w = np.asarray(walls, float)
+    fixed, lo, hi = mean_ci(w)
+    fixed_ci = (fixed, fixed) if lo is None or hi is None else (max(0.0, lo), hi)
+    parts = Parts(fixed_s=fixed, task_s=0.0, var_between=var, var_within=0.0)
+    wall_var = float(np.var(w, ddof=1)) if len(w) > 1 else 0.0
+    obs = [{"tasks": WHOLE_RUN, "var": var, "df": k, "wall_s": fixed, "wall_var": wall_var,
+            "runs": len(values)}]  # fmt: skip
+    return mp.Measured(parts, len(values), 1, 0.0, fixed_ci, (0.0, 0.0), chi2_ci(var, k),
+                       (0.0, 0.0), windows=(WHOLE_RUN,), window=WHOLE_RUN, observations=obs,
+                       whole_run=True)  # fmt: skip
+
+
+def pilot(
+    run: Callable[[], tuple[float, float]], pairs: int = PILOT_PAIRS,
+    say: Callable[[str], None] | None = None,
+) -> mp.Measured:  # fmt: skip
+    """``pairs`` A/A pairs of ``run`` (one fresh run of the command → its metric value and
+    its whole wall time), fitted by ``fit``."""
+    values: list[float] = []
+    walls: list[float] = []
+    for i in range(2 * pairs):
+        if say and i % 2 == 0:
+            say(f"[dim]pilot: A/A pair {i // 2 + 1}/{pairs} of the command[/dim]")
+        value, wall = run()
+        values.append(value)
+        walls.append(wall)
+    return fit(values, walls)
+
+
+def load(spec: RunSpec, metric: str, home: Any) -> mp.Measured | None:
+    """The stored parts of this command in this environment, or None."""
+    return mp.load(command_signature(spec, metric), home)
+
+
+def save(found: mp.Measured, spec: RunSpec, metric: str, home: Any) -> Any:
+    """Store a command's parts under ``command_signature``; the file's path."""
+    return mp.save(found, command_signature(spec, metric), home)
+
+
+def cv_of(values_a: list[float], values_b: list[float]) -> float:
+    """One run's coefficient of variation (as a fraction) from paired runs: the sd of the
+    pairs' log ratios over √2 (a pair's difference has twice a run's variance); nan under
+    2 pairs."""
+    n = min(len(values_a), len(values_b))
+    if n < 2:
+        return math.nan
+    d = np.log(np.asarray(values_b[:n], float)) - np.log(np.asarray(values_a[:n], float))
+    return math.expm1(float(np.std(d, ddof=1)) / math.sqrt(2.0))
