@@ -11,46 +11,15 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from tinysrc import HELLO, tree
 
 from perflab.errors import PerflabError
 from perflab.prepare.interp_build import BuildRequest, build, source_version, variant_key
-
-CONFIGURE = r"""#!/bin/sh
-# records its arguments and writes the Makefile, as an autoconf script would
-prefix=/usr/local
-for a in "$@"; do
-  case "$a" in --prefix=*) prefix="${a#--prefix=}";; esac
-done
-echo "$@" > configured.txt
-sed "s|@PREFIX@|$prefix|; s|@SRC@|$(dirname "$0")|" "$(dirname "$0")/Makefile.in" > Makefile
-echo "configured for $prefix"
-"""
-MAKEFILE = """\
-all: python3.99
-python3.99: @SRC@/hello.c
-\tcc -o python3.99 @SRC@/hello.c
-install: python3.99
-\tmkdir -p @PREFIX@/bin
-\tcp python3.99 @PREFIX@/bin/python3.99
-"""
-HELLO = '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n'
-PATCHLEVEL = '#define PY_VERSION "3.99.1"\n'
 
 pytestmark = pytest.mark.skipif(
     subprocess.run(["sh", "-c", "command -v cc make"], capture_output=True).returncode != 0,
     reason="needs a C compiler and make",
 )
-
-
-def tree(tmp_path: Path, hello: str = HELLO) -> Path:
-    src = tmp_path / "src-3.99"
-    (src / "Include").mkdir(parents=True)
-    (src / "configure").write_text(CONFIGURE)
-    (src / "configure").chmod(0o755)
-    (src / "Makefile.in").write_text(MAKEFILE)
-    (src / "hello.c").write_text(hello)
-    (src / "Include" / "patchlevel.h").write_text(PATCHLEVEL)
-    return src
 
 
 def test_a_tree_is_configured_made_installed_and_then_reused(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ def build_cmd(**o: Any) -> None:
     """Configure, make and install one variant into the cache (reused when built)."""
     from perflab.factors.kinds.pybuild import cache_root
     from perflab.files import private_dir
-    from perflab.prepare.debian_source import debian_tarball
+    from perflab.prepare.debian_source import debian_tarball, suite_for
     from perflab.prepare.interp_build import BuildFailed, BuildRequest, build
 
     if bool(o["source"]) == bool(o["from_debian"]):
@@ -45,6 +45,7 @@ def build_cmd(**o: Any) -> None:
     if o["source"]:
         source = Path(o["source"]).expanduser().resolve()
     else:
+        suite_for(o["version"])  # bad input before anything is fetched or made
         progress(f"fetching python{o['version']}'s source from Debian")
         source = debian_tarball(o["version"], private_dir(cache_root()))
     flags = tuple(f for f in ("nogil", "jit", "pgo", "lto") if o["no_gil" if f == "nogil" else f])

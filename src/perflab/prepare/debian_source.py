@@ -28,15 +28,21 @@ def apt_options(apt: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def debian_tarball(version: str, root: Path) -> Path:
-    """The original tarball of Debian's ``python<version>`` source package, downloaded once
-    into ``root/debian-<suite>/`` (reused when there)."""
+def suite_for(version: str) -> str:
+    """The Debian suite serving ``python<version>``'s source; bad input otherwise."""
     suite = SUITES.get(version)
     if suite is None:
         raise PerflabError(
             f"--version {version}: Debian serves CPython's source for "
             f"{', '.join(SUITES)} here (give --source DIR|TARBALL for another)"
         )
+    return suite
+
+
+def debian_tarball(version: str, root: Path) -> Path:
+    """The original tarball of Debian's ``python<version>`` source package, downloaded once
+    into ``root/debian-<suite>/`` (reused when there)."""
+    suite = suite_for(version)
     home = private_dir(root / f"debian-{suite}")
     found = sorted(home.glob(f"python{version}_*.orig.tar.*"))
     found = [f for f in found if not f.name.endswith(".asc")]
