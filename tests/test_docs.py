@@ -122,7 +122,9 @@ def test_every_docs_page_is_in_the_nav() -> None:
     listed = set(re.findall(r":\s*\"?([\w/.-]+\.md)\"?\s*$", config, re.M))
     pages = {str(p) for p in _doc_pages()}
     assert pages - listed == set()
-    assert {p for p in listed if not p.startswith("reference/")} - pages == set()
+    # a page in a folder (lab/…) is listed by its path; the generated reference/ is not there
+    there = {p for p in listed if (ROOT / "docs" / p).is_file()}
+    assert {p for p in listed if not p.startswith("reference/")} - pages - there == set()
 
 
 def _commands(page: Path) -> list[list[str]]:

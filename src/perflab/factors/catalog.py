@@ -208,12 +208,16 @@ class Catalog:
     def apply(self, spec: RunSpec, treatments: list[Treatment]) -> RunSpec:
         """``spec`` with every treatment's effects in force (a new spec; the kinds hand on
         new tables, so the caller's spec and its tables stay as they were)."""
+        used: dict[str, tuple[Any, list[str]]] = {}
         for t in treatments:
             factor = self.get(t.factor)
             for key, value in factor.effects.items():
                 kind = kind_of(key)
                 kind.check(value, f"factor {t.factor}")
                 spec = kind.apply(spec, key, substitute(value, t.level))
+                used.setdefault(kind.name, (kind, []))[1].append(str(t))
+        for kind, names in used.values():  # kinds whose effects compose settle here
+            spec = kind.finish(spec, names)
         return replace(spec, treatments=[str(t) for t in treatments])
 
 
@@ -366,8 +370,13 @@ def load_catalogs(paths: list[str] | None = None, builtin: bool = True) -> Catal
 
 
 def interpreter_catalog() -> Catalog:
-    """A factor ``python3.X`` for each interpreter present (see kinds/interpreter.py)."""
+    """A factor ``python3.X`` for each interpreter present (see kinds/interpreter.py), and
+    the axes of those perflab built, ``py``, ``py_gil``, ``py_jit``, ``py_pgo``
+    (kinds/pybuild.py), which pick their own interpreter: they exclude the found ones."""
     from perflab.factors.kinds.interpreter import interpreter_factors
+    from perflab.factors.kinds.pybuild import variant_factors
 
     where = Path("<interpreters present>")
-    return Catalog({n: _parse_factor(n, t, where) for n, t in interpreter_factors().items()})
+    tables = interpreter_factors()
+    axes = {a: {**t, "conflicts": sorted(tables)} for a, t in variant_factors().items()}
+    return Catalog({n: _parse_factor(n, t, where) for n, t in {**tables, **axes}.items()})

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.hook.dask_proof import dask_env_ops, judge_resolved
+from perflab.hook.interp_proof import judge_variant
 
 #: Operations the hook checks rather than applies (``"on"`` of an operation).
 SEEN = ("env", "wrapper", "rundir", "startup", "package", "dask_env", "interpreter")
@@ -165,6 +166,8 @@ def judge_seen(
             got, why = release_proof(op, facts, python)
         elif op.get("on") == "interpreter":
             got, why = _interpreter(op, procs)
+            if why is None and "gil" in op:  # a built variant's: GIL, build, JIT as seen
+                got, why = judge_variant(op, procs, facts)
         else:
             continue
         where += got

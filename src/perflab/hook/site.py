@@ -195,6 +195,8 @@ def install(run_dir: str) -> None:
         for op in (ops if isinstance(ops, list) else [])
     ):
         proof.write(_started(treat))
+        if _asks(treat, "gil") is False and getattr(sys, "_is_gil_enabled", None):
+            _watch_gil(proof)
 
 
 #: Operations whose proof is what each process saw at start-up (``perflab/hook/seen.py``).
@@ -236,7 +238,54 @@ def _started(treat: dict[str, Any]) -> dict[str, Any]:
             getattr(f, "__name__", "") == "BundleFinder" for f in sys.meta_path
         )
     fact["flags"] = {"safe_path": sys.flags.safe_path, "no_user_site": sys.flags.no_user_site}
+    if _asks(treat, "gil") is not None:  # a built variant's: its build, GIL and JIT as seen
+        import sysconfig
+
+        gil = getattr(sys, "_is_gil_enabled", None)
+        fact["python"]["gil"] = gil() if gil else True
+        fact["python"]["config_args"] = sysconfig.get_config_var("CONFIG_ARGS")
+        fact["python"]["PYTHON_JIT"] = os.environ.get("PYTHON_JIT")
     return fact
+
+
+def _asks(treat: dict[str, Any], key: str) -> Any:
+    """What an ``interpreter`` operation of the set asks for ``key`` (None: none asks)."""
+    for ops in (treat.get("factors") or {}).values():
+        for op in ops if isinstance(ops, list) else []:
+            if isinstance(op, dict) and op.get("on") == "interpreter" and key in op:
+                return op[key]
+    return None
+
+
+def _watch_gil(proof: Any) -> None:
+    """Write a ``gil_enabled`` fact as soon as the GIL of this free-threaded process is on
+    again: an extension module imported without ``Py_mod_gil`` turns it on (Python warns);
+    checked after each new import and at exit, the warning's text kept when it is shown."""
+    import warnings
+
+    state: dict[str, Any] = {"done": False, "text": None}
+    shown = warnings.showwarning
+
+    def check(where: str) -> None:
+        if not state["done"] and sys._is_gil_enabled():  # type: ignore[attr-defined]
+            state["done"] = True
+            proof.write({"fact": "gil_enabled", "after": where, "warning": state["text"]})
+
+    def showwarning(message: Any, category: Any, *args: Any, **kwargs: Any) -> Any:
+        if "GIL" in str(message) and state["text"] is None:
+            state["text"] = str(message)
+            check("warning")
+        return shown(message, category, *args, **kwargs)
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        if event == "import" and not state["done"]:
+            check(f"import {args[0]}")
+
+    warnings.showwarning = showwarning
+    sys.addaudithook(audit)
+    import atexit
+
+    atexit.register(check, "exit")
 
 
 def _chain() -> None:

@@ -58,6 +58,12 @@ class FactorKind:
         frozen; ``dataclasses.replace``), the nested tables copied where they change."""
         raise NotImplementedError
 
+    def finish(self, spec: RunSpec, treatments: list[str]) -> RunSpec:
+        """``spec`` once every treatment of a set is applied, for a kind whose effects
+        compose (``py_variant``: the axes pick one built interpreter); ``treatments`` are the
+        set's treatments with an effect of this kind."""
+        return spec
+
 
 class TableKind(FactorKind):
     """A kind whose value is a table laid over one of the spec's tables (``field``)."""

@@ -11,6 +11,8 @@ build. A free-threaded build's factor takes the GIL as its level (``python3.13t=
 ``PYTHON_GIL=0``, ``=1`` with the GIL back on); a build configured with the experimental JIT
 takes the JIT as its level (``PYTHON_JIT=0|1``). What a build is comes from its own
 sysconfig data, read as text: the catalog loads often, so no interpreter is started for it.
+Interpreters perflab built itself are the factors ``py``, ``py_gil``, ``py_jit`` and
+``py_pgo``, whose levels compose (kinds/pybuild.py).
 """
 
 from __future__ import annotations
