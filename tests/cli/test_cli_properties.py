@@ -36,7 +36,7 @@ def leaves() -> list[tuple[str, ...]]:
     def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
         if isinstance(cmd, click.Group):
             for name, sub in sorted(cmd.commands.items()):
-                if not (name in ("seed001", "postprocess") and not path):
+                if not (sub.hidden and not path):  # seed001, calibrate, metg …
                     walk(sub, (*path, name))
         else:
             out.append(path)

@@ -47,7 +47,7 @@ def test_the_metg_search_on_cf_threads_stops_by_its_rules(tmp_path: Path) -> Non
     # the largest basis: on a shared machine the peak basis measures the co-tenants' load
     # (at load 10 cf-threads never reaches 50% of the peak), which a test must not assert on
     r = perflab(
-        "metg", "--target", "cf-threads", "--levels", "1000,100", "--runs", "3",
+        "zoo", "--metg", "--targets", "cf-threads", "--levels", "1000,100", "--runs", "3",
         "--point-s", "0.1", "--basis", "largest", "--name", "m", "--json", cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

@@ -79,9 +79,9 @@ def test_without_stored_variance_a_short_pilot_bounds_the_time_by_its_ideal(
 ) -> None:
     # two pilot runs leave each row one run short of a first look; a METG point of 100 s of
     # ideal work cannot run in less, so ±5 % within a minute is out of reach whatever the noise
-    code, out, db = cli(tmp_path, "metg", "-t", "cf-threads", "--levels", "10000,1000",
-                        "--fixed-levels", "--point-s", "100", "--runs", "2",
-                        "--precision", "5%", "--max-time", "60")  # fmt: skip
+    code, out, db = cli(tmp_path, "zoo", "--metg", "--targets", "cf-threads",
+                        "--levels", "10000,1000", "--fixed-levels", "--point-s", "100",
+                        "--runs", "2", "--precision", "5%", "--max-time", "60")  # fmt: skip
     assert code == 2, out
     assert len(out.strip().splitlines()) == 1
     assert "would take ~" in out and "a lower bound" in out and "ideal time" in out

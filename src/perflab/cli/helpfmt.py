@@ -130,7 +130,8 @@ class HelpCommand(click.Command):
                     formatter.write_dl(sections[group])
         if hidden:
             formatter.write_paragraph()
-            formatter.write_text(f"{hidden} more options: {ctx.command_path} --help-all")
+            more = f"{hidden} more option{'s' * (hidden > 1)}"
+            formatter.write_text(f"{more}: {ctx.command_path} --help-all")
 
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         own = self.help

@@ -92,13 +92,15 @@ def noise_options(f: Any) -> Any:
 @main.command()
 @noise_options
 def precision(gate: bool, **o: Any) -> None:
-    """Measure this machine's noise for a benchmark. By default its variance parts — the
-    fixed seconds per run S, seconds per task c, the between-run and the within-window
-    variance (with 95 % intervals) — stored for `compare --precision`: with --windows
-    500,8000 fitted from A/A pairs at each window (recommended); else from --runs runs of
-    one window (--tasks, default 2,000) split into --splits sub-batches. With --gate, N
-    identical runs replay the compare gate (false-alarm and detection rates) and store the
-    runs per side `compare` uses. (`run --runs K` prints K runs' median and CV.)"""
+    """Measure this machine's noise for a benchmark and store it: by default its variance
+    parts, for `compare --precision`; with --gate, the runs per side `compare` uses, from
+    the compare gate replayed on identical (A/A) runs.
+
+    The parts are the fixed seconds per run S, seconds per task c, the between-run and the
+    within-window variance (with 95 % intervals): with --windows 500,8000 fitted from A/A
+    pairs at each window (recommended); else from --runs runs of one window (--tasks,
+    default 2,000) split into --splits sub-batches. --gate prints the gate's false-alarm
+    and detection rates on the runs. (`run --runs K` prints K runs' median and CV.)"""
     mode, other = (("--gate", ("windows", "splits")) if gate else
                    ("the parts (no --gate)", ("effect", "simulations")))  # fmt: skip
     if wrong := given(*other):

@@ -127,8 +127,8 @@ def zoo_options(f: Any) -> Any:
 @click.option(
     "--metg",
     is_flag=True,
-    help="METG alone: sweep task granularity on each of --targets and find where efficiency "
-    "falls to --threshold (was `perflab metg`).",
+    help="METG alone: sweep task granularity on each of --targets and find the smallest "
+    "task that is still efficient (was `perflab metg`).",
 )
 @click.option(
     "--targets",
