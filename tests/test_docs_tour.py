@@ -3,11 +3,13 @@ written. Every fenced ``bash`` block right after a ``<!-- run -->`` line is take
 page (so the page cannot drift from what works) and run with bash, block after block, in a
 fresh folder with a fresh ``PERFLAB_HOME``, the checkout's ``perflab`` first on ``PATH``.
 
-To stay short (the README's tour in about two minutes, the three guides in about four) the
-runs are shrunk by the substitutions in ``SHRINK``, which the README and docs/guide/index.md
+To stay short (the README's tour makes 18 engine runs, the three guides about 20) the runs
+are shrunk by the substitutions in ``SHRINK``, which the README and docs/guide/index.md
 name: sizes only, never an option's name, so a renamed or refused option fails here as it
 would for a reader. Blocks without the mark (the long runs, commands that need a network or a
-clone) are only parsed (tests/test_docs.py)."""
+clone) are only parsed (tests/test_docs_pages.py). Any command that exits non-zero fails its
+block (``set -e``), ``compare``'s exit 1 ("B is slower") too: the pages' run blocks compare
+changes that help (``cfg_noop_logging`` on HTEX, a source change that drops log calls)."""
 
 from __future__ import annotations
 
