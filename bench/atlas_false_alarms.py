@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,11 @@ from perflab.compare.stats import sequential
 
 K, RUNS, TASKS, ALPHA, MIN_EFFECT = 60, 4, 2000, 0.05, 0.05
 PARTS = Path(__file__).with_name("precision_grid_htex_quiet.json")
+
+
+def fresh_run(level: float, sd: float, rng: np.random.Generator) -> Callable[[], float]:
+    """One run now: the machine's present level and the run's own noise."""
+    return lambda: float(np.exp(level + rng.normal(0, sd)))
 
 
 def main() -> None:
@@ -59,12 +65,8 @@ def main() -> None:
         hit = False
         for f in found:
             # fresh runs of both sides, ABBA-paired now: they share the machine's present level
-            now = float(drift[K])
-            d, _, _ = sequential(
-                lambda now=now: float(np.exp(now + rng.normal(0, sd_run))),
-                lambda now=now: float(np.exp(now + rng.normal(0, sd_run))),
-                RUNS, 3 * RUNS, MIN_EFFECT, ALPHA,
-            )  # fmt: skip
+            fresh = fresh_run(float(drift[K]), sd_run, rng)
+            d, _, _ = sequential(fresh, fresh, RUNS, 3 * RUNS, MIN_EFFECT, ALPHA)
             hit |= d.verdict == f.direction
         confirmed += hit
     n = args.histories

@@ -124,3 +124,23 @@ def test_a_sigkill_mid_update_loses_nothing_and_the_next_update_resumes(
     assert "queued for the next update" in res.output or len(per_point) >= 59
     st = cli("status", str(d), "--json")
     assert st.exit_code == 0 and '"runs"' in st.output
+
+
+def test_the_releases_axis_measures_the_tagged_commits_up_to_until(repo: Path) -> None:
+    from atlasrepo import git
+
+    from perflab.atlas.define import _ref
+    from perflab.atlas.points import axis_points
+
+    shas = git(repo, "log", "--first-parent", "--reverse", "--format=%H").split()
+    git(repo, "tag", "2026.01.05", shas[10])
+    git(repo, "tag", "2026.02.02", shas[20])
+    until = _ref(repo, "2026.2.2", "toyatlas")  # a release named by its version
+    assert until == shas[20]
+    rows = axis_points(repo, shas[5], "releases", 1, until)
+    assert [r["key"] for r in rows] == shas[5:21]
+    on = [r["key"] for r in rows if r["on_axis"]]
+    assert on == [shas[5], shas[10], shas[20]]
+    assert rows[5]["release"] == "2026.01.05" and rows[5]["pr"] == 110
+    every = [r["key"] for r in axis_points(repo, shas[5], "commits", 4, until) if r["on_axis"]]
+    assert every == [shas[5], shas[9], shas[13], shas[17], shas[20]]

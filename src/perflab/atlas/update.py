@@ -129,9 +129,10 @@ def _measure_series(store: Store, bench: Benchmark, m: Measurer, clock: Clock, o
         for p in store.points(axis_only=True)
         if p["key"] not in failed and len(runs.get(p["key"], [])) < bench.runs
     ]
-    for p in (todo[i] for i in steps_.spread(len(todo))):
+    for n, p in enumerate(todo[i] for i in steps_.spread(len(todo))):
         if p["key"] in failed:  # a run of an earlier point failed for it
             continue
+        say(f"{bench.name}: {p['label']} {p['release'] or ''} ({n + 1} of {len(todo)} to measure)")
         if not runs and sum(k == "run" for k, _ in failed.values()) >= FAILS_EVERYWHERE:
             break
         for _ in range(bench.runs - len(runs.get(p["key"], []))):
