@@ -110,7 +110,7 @@ def test_compare_plans_a_command_from_its_pilot_and_stores_it(tmp_path: Path) ->
     res = CliRunner().invoke(main, args, env=env)
     assert res.exit_code == 0, res.output
     said = " ".join(res.stderr.split())  # the console wraps long lines
-    assert "pilot: A/A pair 1/5" in said and "plan: " in said
+    assert "pilot: A/A pair 1/8" in said and "plan: " in said
     assert said.index("plan: ") < said.index("look at")
     assert "of the whole command" in said
     import json
