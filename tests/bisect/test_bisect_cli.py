@@ -167,3 +167,25 @@ def test_bisect_treat_refuses_an_unknown_factor_in_one_line(
               "--build", "tree", "--command", "echo 1", "--treat", "cfg_2_blockz",
               home=home)  # fmt: skip
     _bad(res, "cfg_2_blockz", home)
+
+
+def test_bisect_precision_on_a_command_pilots_on_the_first_point(
+    clone: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """A command's run is its whole window: without stored parts the first comparison pilots
+    the command at its point (the bare base may not import the package), stores the parts
+    under the base, and plans runs of the whole command; a second search needs no pilot."""
+    repo, shas = clone
+    home = tmp_path / "home"
+    score = 'python -c "import random; print(1000 * (1 + random.gauss(0, 0.01)))"'
+    args = ["--package", "toybis", "--good", shas[0], "--bad", shas[2], "--repo", str(repo),
+            "--build", "tree", "--command", score, "--precision", "2%",
+            "--max-time", "120"]  # fmt: skip
+    res = cli(*args, "--json", home=home)
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.stderr.split())
+    assert "pilot: A/A pair 1/8" in said and "of the whole command" in said
+    (stage,) = json.loads(res.stdout)["stages"]
+    assert stage["outcome"] == "no step"
+    again = cli(*args, "--max-culprits", "2", home=home)  # another search, same parts
+    assert again.exit_code == 0 and "pilot" not in again.stderr
