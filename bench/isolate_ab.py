@@ -2,11 +2,11 @@
 with CPU-bound co-runners, runs interleaved (ABBA: off, on, on, off …).
 
     PYTHONPATH=src python bench/isolate_ab.py [--runs 20] [--co-runners 2] [--htex]
-        [--cpus 0-1] [--out bench/out/isolate_ab.json]
+        [--htex-only] [--tasks 2000] [--cpus 0-1] [--out bench/out/isolate_ab.json]
 
 ``--co-runners N`` starts N ``python3 -c 'while 1: pass'`` for the whole bench (stopped at
 the end). Measured: a command's wall time (``COMMAND``) and, with ``--htex``, HTEX noop's
-CPU per task (2,000 tasks a run). Printed per benchmark and mode: the runs, the median, the
+CPU per task (``--tasks``, 2,000 a run). Printed per benchmark and mode: the runs, the median, the
 CV with its 95 % bootstrap interval, and the load the runs recorded. Needs root (or a
 delegated cgroup: ``PERFLAB_CGROUP``).
 """
@@ -61,6 +61,7 @@ def bench(name: str, spec: RunSpec, metric: str, runs: int, cpus: str | None) ->
             continue
         values[mode].append(v)
         records[mode].append(rec)
+        print(f"    {name} isolate {mode}: {v:.4g}", flush=True)
     out: dict[str, Any] = {}
     for mode in ("off", "on"):
         cv, lo, hi = cv_ci(values[mode])
@@ -81,6 +82,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20, help="Runs per mode.")
     ap.add_argument("--co-runners", type=int, default=2)
     ap.add_argument("--htex", action="store_true")
+    ap.add_argument("--htex-only", action="store_true", help="HTEX noop only (no command).")
+    ap.add_argument("--tasks", type=int, default=2000, help="HTEX noop tasks a run.")
     ap.add_argument("--cpus", help="With isolation, also this cpuset (e.g. 0-1).")
     ap.add_argument("--out", default="bench/out/isolate_ab.json")
     args = ap.parse_args()
@@ -93,9 +96,10 @@ def main() -> None:
     try:
         print(f"{args.co_runners} CPU-bound co-runners; {os.cpu_count()} cores", flush=True)
         spec = RunSpec(command=COMMAND, cwd=str(home))
-        result["command"] = bench("command", spec, "wall_s", args.runs, args.cpus)
-        if args.htex:
-            htex = RunSpec(target="parsl-htex", workload="noop", tasks=2000, warmup=20)
+        if not args.htex_only:
+            result["command"] = bench("command", spec, "wall_s", args.runs, args.cpus)
+        if args.htex or args.htex_only:
+            htex = RunSpec(target="parsl-htex", workload="noop", tasks=args.tasks, warmup=20)
             result["htex"] = bench("HTEX noop", htex, "cpu_us_per_task", args.runs, args.cpus)
     finally:
         for h in hogs:
