@@ -136,3 +136,56 @@ def test_bisect_builds_commits_of_a_clone_and_names_the_culprit(
     assert f"({len(stage['steps']) + 1} comparisons reused)" in again.stdout  # and the hunk's
     assert "comparing" not in again.stderr and "measuring hunk" not in again.stderr
     assert "PR #103" in again.stdout and "reverted: 0.6" in again.stdout
+
+
+def test_bisect_treat_benchmarks_the_treated_program_at_every_point(
+    clone: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """``--treat``: every run of every point is of the treated program (the command sees
+    the treatment; a run it did not reach would not be recorded as treated), and the
+    printed reproduction carries it."""
+    repo, shas = clone
+    home, seen = tmp_path / "home", tmp_path / "seen.txt"
+    cmd = f'echo "$PERFLAB_TREATMENTS" >> {seen}; echo 100'
+    args = ["--package", "toybis", "--good", shas[0], "--bad", shas[2], "--repo", str(repo),
+            "--build", "tree", "--command", cmd, "--runs", "4",
+            "--treat", "label:slowpath"]  # fmt: skip
+    res = cli(*args, "--json", home=home)
+    assert res.exit_code == 0, res.output
+    (stage,) = json.loads(res.stdout)["stages"]
+    assert stage["steps"][0]["runs"] == 8
+    lines = seen.read_text().splitlines()
+    assert len(lines) == 8 and all("slowpath" in ln for ln in lines), lines
+
+
+def test_bisect_treat_refuses_an_unknown_factor_in_one_line(
+    clone: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    repo, shas = clone
+    home = tmp_path / "home"
+    res = cli("--package", "toybis", "--good", shas[0], "--bad", shas[2], "--repo", str(repo),
+              "--build", "tree", "--command", "echo 1", "--treat", "cfg_2_blockz",
+              home=home)  # fmt: skip
+    _bad(res, "cfg_2_blockz", home)
+
+
+def test_bisect_precision_on_a_command_pilots_on_the_first_point(
+    clone: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """A command's run is its whole window: without stored parts the first comparison pilots
+    the command at its point (the bare base may not import the package), stores the parts
+    under the base, and plans runs of the whole command; a second search needs no pilot."""
+    repo, shas = clone
+    home = tmp_path / "home"
+    score = 'python -c "import random; print(1000 * (1 + random.gauss(0, 0.01)))"'
+    args = ["--package", "toybis", "--good", shas[0], "--bad", shas[2], "--repo", str(repo),
+            "--build", "tree", "--command", score, "--precision", "2%",
+            "--max-time", "120"]  # fmt: skip
+    res = cli(*args, "--json", home=home)
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.stderr.split())
+    assert "pilot: A/A pair 1/8" in said and "of the whole command" in said
+    (stage,) = json.loads(res.stdout)["stages"]
+    assert stage["outcome"] == "no step"
+    again = cli(*args, "--max-culprits", "2", home=home)  # another search, same parts
+    assert again.exit_code == 0 and "pilot" not in again.stderr

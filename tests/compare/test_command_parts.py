@@ -110,7 +110,7 @@ def test_compare_plans_a_command_from_its_pilot_and_stores_it(tmp_path: Path) ->
     res = CliRunner().invoke(main, args, env=env)
     assert res.exit_code == 0, res.output
     said = " ".join(res.stderr.split())  # the console wraps long lines
-    assert "pilot: A/A pair 1/5" in said and "plan: " in said
+    assert "pilot: A/A pair 1/8" in said and "plan: " in said
     assert said.index("plan: ") < said.index("look at")
     assert "of the whole command" in said
     import json
@@ -120,3 +120,24 @@ def test_compare_plans_a_command_from_its_pilot_and_stores_it(tmp_path: Path) ->
     assert out["precision"]["load"]["loadavg_1m"] >= 0
     again = CliRunner().invoke(main, args, env=env)
     assert again.exit_code == 0 and "pilot" not in again.stderr
+
+
+def test_an_undecided_comparison_goes_on_until_the_budget_and_says_the_node_is_too_noisy(
+    tmp_path: Path,
+) -> None:
+    """Parts that promise a quiet node (a 0.1 % CV), a command 30 % noisy: the plan is a few
+    pairs, the comparison runs past them until --max-time (not a fixed cap), and ends saying
+    the node is too noisy for the target, with the CV measured and the load."""
+    import json
+
+    noisy = "python3 -c 'import random; print(1000 * random.lognormvariate(0, 0.3))'"
+    quiet = command_parts.fit([1000.0, 1001.0, 1000.0, 999.0, 1000.0, 1000.5], [0.3] * 6)
+    command_parts.save(quiet, RunSpec(command=noisy), "us_per_task", tmp_path)
+    args = ["compare", "--command", noisy, "--precision", "2%", "--max-time", "20", "--json"]
+    res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path)})
+    assert res.exit_code == 0, res.output
+    p = json.loads(res.stdout)["precision"]
+    assert p["stopped"] in ("time budget", "most runs") and p["half_width"] > 0.02
+    assert len(json.loads(res.stdout)["a"]["values"]) > p["plan"]["pairs"]
+    assert "too noisy for ±2.0%" in p["too_noisy"] and "measured CV" in p["too_noisy"]
+    assert p["cv"] > 0.1 and p["load"]["loadavg_1m"] >= 0

@@ -139,7 +139,15 @@ def check_precision(base: RunSpec, settings: Settings, n_points: int) -> None:
     ``--max-time``."""
     if settings.precision is None:
         return
+    from perflab.compare import command_parts
     from perflab.compare.planned import plan_or_refuse
+    from perflab.files import perflab_home
+
+    if (
+        base.command is not None
+        and command_parts.load(base, settings.metric, perflab_home()) is None
+    ):
+        return  # a command's pilot runs on the first comparison's point (not the bare base)
 
     # the first comparison's level, the largest the search gives
     level = spent_level(settings.alpha, planned_comparisons(n_points, settings.max_culprits), 0)

@@ -22,6 +22,8 @@ def what_args(
         if spec.command
         else ["--target", spec.target, "--workload", str(spec.workload)]
     )
+    if spec.treatments:  # bisect --treat: the treated program was benchmarked
+        what += ["--treat", shlex.quote(",".join(spec.treatments))]
     if precision is not None:
         what += ["--precision", f"{precision * 100:g}%"]
         if max_time_s is not None:

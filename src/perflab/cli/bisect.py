@@ -80,10 +80,32 @@ def bisect_options(f: Any) -> Any:
     return f
 
 
+#: ``--treat``: the treated program is what every point benchmarks (``_treated``).
+treat_option = click.option(
+    "--treat",
+    "treat_set",
+    default="",
+    metavar="A,B=LEVEL",
+    help="Treatment set (catalog factors or label:NAME) applied at every point: the treated "
+    "program is benchmarked, and each run fails unless the treatment is seen to take effect.",
+)
+
+
+def _treated(base: RunSpec, o: dict[str, Any]) -> RunSpec:
+    """``base`` with ``--treat`` applied (validated before anything runs); as it is without."""
+    if not o.get("treat_set"):
+        return base
+    from perflab.factors.catalog import load_catalogs
+    from perflab.factors.treat import treat
+
+    return treat(base, o["treat_set"], load_catalogs(list(o.get("catalogs") or ())))
+
+
 @main.command("bisect")
 @preset_options
 @run_options
 @bisect_options
+@treat_option
 @output_option("Write bisect.json, bisect.html and a PNG per stage (the metric on the axis).")
 @json_option
 def bisect_cmd(**o: Any) -> None:
@@ -93,7 +115,7 @@ def bisect_cmd(**o: Any) -> None:
     comparison as decided, the runs and minutes so far) goes to stderr, also with --json.
     Exit 0 done, 1 an end does not build or run (nothing bisected), 2 bad input."""
     settings = _settings(o)
-    base = base_spec(o)
+    base = _treated(base_spec(o), o)
     validate(base)
     repo = git_.check_clone(Path(o["repo"]), o["package"]) if o["repo"] else None
     result: dict[str, Any] = {

@@ -29,7 +29,7 @@ from perflab.errors import PerflabError
 from perflab.spec import RunSpec
 
 #: A/A pairs of the pilot a command's first plan is made from.
-PILOT_PAIRS = 5
+PILOT_PAIRS = 8
 #: A command's "window": one whole run (the plan's ``tasks`` is this, and no spec is resized).
 WHOLE_RUN = 1
 

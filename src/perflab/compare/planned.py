@@ -19,6 +19,7 @@ from perflab.compare.plan_range import ends, ranged
 from perflab.errors import PerflabError
 from perflab.files import perflab_home
 from perflab.run.measure import measure
+from perflab.spec import RunSpec
 
 #: Time budget of ``compare --precision`` without ``--max-time``.
 DEFAULT_MAX_TIME_S = 3600.0
@@ -46,10 +47,10 @@ def precise_compare(
     sig = signature(o.get("parts_of") or a.spec, metric)
     if o.get("update_parts"):
         _may_pool(sig, signature(b.spec, metric))
-    # a command's pilot runs the command as it runs in the comparison (A itself, prepared)
-    planned_by = a if a.spec.command is not None and not o.get("parts_of") else None
-    found, pl = plan_or_refuse(planned_by or Side(a.label, o.get("parts_of") or a.spec), metric,
-                               target, max_time_s, alpha, say=o.get("say"))  # fmt: skip
+    # a command's pilot runs the command as it runs in the comparison (A itself, prepared);
+    # its parts are stored under the spec they plan (bisect's base)
+    found, pl = plan_or_refuse(Side(a.label, o.get("parts_of") or a.spec), metric, target,
+                               max_time_s, alpha, say=o.get("say"), pilot_on=a)  # fmt: skip
     if o.get("update_parts"):
         refine.observations_of(found)  # parts that cannot pool are refused before any run
     for side in (a, b):
@@ -166,6 +167,7 @@ def plan_or_refuse(
     scale: float = 1.0,
     level: float | None = None,
     say: Callable[[str], None] | None = None,
+    pilot_on: Side | None = None,
 ) -> tuple[mp.Measured, pp.Plan]:
     """The stored parts and the plan; bad input (exit 2, nothing run) without parts or when
     the plan takes longer than ``max_time_s``. Every verb's ``--precision`` plans here: a
@@ -175,7 +177,7 @@ def plan_or_refuse(
     by default the planned look's of a sequential comparison (``planned_level``); a verb that
     makes all its runs plans at its alpha. A command's parts are its stored ones, else an
     A/A pilot of it is run (and stored) first (``command_parts``; ``say`` hears it)."""
-    found = (_command_parts(a, metric, say) if a.spec.command is not None
+    found = (_command_parts(a.spec, pilot_on or a, metric, say) if a.spec.command is not None
              else mp.load(signature(a.spec, metric), perflab_home()))  # fmt: skip
     if found is None:
         raise PerflabError(
@@ -217,9 +219,12 @@ def reached(pl: pp.Plan, hw: float, wall_s: float, stopped: str) -> dict[str, An
     }
 
 
-def _command_parts(a: Side, metric: str, say: Callable[[str], None] | None) -> mp.Measured:
-    """A command's stored parts, else those of an A/A pilot of it (stored for next time)."""
-    found = command_parts.load(a.spec, metric, perflab_home())
+def _command_parts(
+    key: RunSpec, a: Side, metric: str, say: Callable[[str], None] | None
+) -> mp.Measured:
+    """A command's parts stored for ``key``, else those of an A/A pilot of side ``a``
+    (stored under ``key`` for next time)."""
+    found = command_parts.load(key, metric, perflab_home())
     if found is not None:
         return found
     if say:
@@ -237,7 +242,7 @@ def _command_parts(a: Side, metric: str, say: Callable[[str], None] | None) -> m
         return value, wall
 
     found = command_parts.pilot(run, say=say)
-    path = command_parts.save(found, a.spec, metric, perflab_home())
+    path = command_parts.save(found, key, metric, perflab_home())
     if say:
         say(f"pilot: one run ~{pp.duration(found.parts.fixed_s)}, CV "
             f"{math.expm1(math.sqrt(found.parts.var_between)):.1%}; stored in {path}")  # fmt: skip

@@ -45,6 +45,11 @@ class Robust:
         }
 
     def line(self) -> str:
+        if not math.isfinite(self.high):
+            few = f"too few pairs for a {self.confidence:.0%} interval"
+            return (
+                f"robust to outliers (Hodges–Lehmann, {self.pairs} pairs): ×{self.ratio:.3f}; {few}"
+            )
         return (
             f"robust to outliers (Hodges–Lehmann, {self.pairs} pairs): B/A ×{self.ratio:.3f}, "
             f"{self.confidence:.0%} CI [{self.low:.3f}, {self.high:.3f}]"
@@ -89,6 +94,6 @@ def hodges_lehmann(a: Sequence[float], b: Sequence[float], level: float = 0.05) 
     c, conf = rank_bound(n, level)
     centre = float(np.median(walsh))
     if c == 0:  # too few pairs for any interval at this level
-        return Robust(math.exp(centre), 0.0, math.inf, 1.0, n)
+        return Robust(math.exp(centre), 0.0, math.inf, 1.0 - level, n)
     lo, hi = walsh[c - 1], walsh[len(walsh) - c]
     return Robust(math.exp(centre), math.exp(float(lo)), math.exp(float(hi)), conf, n)
