@@ -260,7 +260,8 @@ def _asks(treat: dict[str, Any], key: str) -> Any:
 def _watch_gil(proof: Any) -> None:
     """Write a ``gil_enabled`` fact as soon as the GIL of this free-threaded process is on
     again: an extension module imported without ``Py_mod_gil`` turns it on (Python warns);
-    checked after each new import and at exit, the warning's text kept when it is shown."""
+    checked at the warning, at each later import and at exit (the warning's text kept when
+    it is shown: a program may filter it out)."""
     import warnings
 
     state: dict[str, Any] = {"done": False, "text": None}
@@ -277,12 +278,17 @@ def _watch_gil(proof: Any) -> None:
             check("warning")
         return shown(message, category, *args, **kwargs)
 
-    def audit(event: str, args: tuple[Any, ...]) -> None:
-        if event == "import" and not state["done"]:
-            check(f"import {args[0]}")
+    class GilWatch:
+        """A finder that finds nothing: it only looks at the GIL when a module is imported
+        (not an audit hook, which would cost every audited event of the measured program)."""
+
+        @staticmethod
+        def find_spec(name: str, path: Any = None, target: Any = None) -> None:
+            if not state["done"]:
+                check(f"import {name}")
 
     warnings.showwarning = showwarning
-    sys.addaudithook(audit)
+    sys.meta_path.insert(0, GilWatch)
     import atexit
 
     atexit.register(check, "exit")
