@@ -61,7 +61,7 @@ def run(home: Path, monkeypatch: pytest.MonkeyPatch, machine: Machine, *args: st
     monkeypatch.setattr(history_cli, "prepare", unbuilt)
     versions = ",".join(machine.rates)
     return CliRunner().invoke(
-        main, ["history", "--package", "toy", "--versions", versions, *args],
+        main, ["history", "--package", "toy", "--range", versions, *args],
         env={"PERFLAB_HOME": str(home)},
     )  # fmt: skip
 
@@ -191,7 +191,7 @@ def test_a_release_whose_runs_all_fail_ends_its_steps_untested(
     monkeypatch.setattr(history, "measure", failing)
     monkeypatch.setattr(history_cli, "prepare", unbuilt)
     res = CliRunner().invoke(
-        main, ["history", "--package", "toy", "--versions", "1,2,3", "--precision", "5%",
+        main, ["history", "--package", "toy", "--range", "1,2,3", "--precision", "5%",
                "--json"], env={"PERFLAB_HOME": str(home)},
     )  # fmt: skip
     assert res.exit_code == 1, res.output

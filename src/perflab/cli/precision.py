@@ -56,7 +56,6 @@ def precision(
     windows: str | None,
     threshold: float,
     alpha: float,
-    by_metric: str | None,
     as_json: bool,
     **o: Any,
 ) -> None:
@@ -65,7 +64,7 @@ def precision(
     intervals) — and store them for `compare --precision`. With --windows 500,8000 they are
     fitted from A/A pairs at each window (recommended); else from --runs runs of one window
     (--tasks, default 2,000) split into --splits sub-batches."""
-    metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, by_metric)
+    metric = gate_metric(o["metric"])
     if windows is not None:
         measured, spec = _pilots(base_spec(o), _windows(windows), runs, metric)
     else:
