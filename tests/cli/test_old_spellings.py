@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import perflab
-from perflab.cli.ranges import parse_range
+from perflab.cli.ranges import compare_sides, parse_range
 from perflab.errors import PerflabError
 
 # (command line with an old spelling, the old spellings in it with their new ones, what the
@@ -87,3 +87,24 @@ BAD_RANGES = [("a", False), ("a..", False), ("a..a", False), ("a..b..c", False),
 def test_a_bad_range_is_refused_naming_it(text: str, lists: bool) -> None:
     with pytest.raises(PerflabError, match="--range"):
         parse_range(text, lists)
+
+
+def _sides(**given: object) -> dict[str, object]:
+    o: dict[str, object] = {f"side_{k}_{s}": None for k in ("package", "source") for s in "ab"}
+    o.update({"side_package": (), "ends": None, "repo": None, **given})
+    compare_sides(o)
+    return o
+
+
+def test_compare_range_names_releases_of_the_package_or_two_folders(tmp_path: Path) -> None:
+    o = _sides(ends="1.0..2.0", side_package=("dill", "numpy==2.0"))
+    assert (o["side_package_a"], o["side_package_b"]) == (("dill==1.0",), ("dill==2.0",))
+    assert o["side_package"] == ("numpy==2.0",)  # a pin stays on both sides
+    assert _sides(ends="1.0..2.0")["side_package_b"] == ("parsl==2.0",)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    o = _sides(ends=f"{tmp_path / 'a'}..{tmp_path / 'b'}")
+    assert (o["side_source_a"], o["side_source_b"]) == (str(tmp_path / "a"), str(tmp_path / "b"))
+    assert _sides(side_package=("parsl",))["side_package"] == ()  # a project file's name
+    with pytest.raises(PerflabError, match="drop --package-b"):
+        _sides(ends="1..2", side_package_b=("parsl==3",))
