@@ -57,8 +57,9 @@ SIDE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
         "package",
         {
             "multiple": True,
-            "metavar": "NAME==VERSION",
-            "help": "Package version installed into a cached private venv (repeatable).",
+            "metavar": "NAME[==VERSION]",
+            "help": "Package version installed into a cached private venv (repeatable); a bare "
+            "NAME says whose releases --range names (default parsl).",
         },
     ),
     (
