@@ -67,9 +67,7 @@ def compare_sides(o: dict[str, Any]) -> None:
     bare = [p for p in o.get("side_package") or () if _NAME.fullmatch(p)]
     pins = tuple(p for p in o.get("side_package") or () if p not in bare)
     o["side_package"] = pins
-    if not o.get("ends"):
-        if o.get("repo"):
-            raise PerflabError("--repo names the commits of --range A..B: give --range")
+    if not o.get("ends"):  # a project file's repo or package is for the verbs with a range
         return
     a, b = parse_range(o["ends"])
     sided = [f"--{k}-{s}" for k in ("package", "source") for s in "ab" if o.get(f"side_{k}_{s}")]
