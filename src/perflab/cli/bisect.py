@@ -119,7 +119,7 @@ def bisect_cmd(**o: Any) -> None:
 def _settings(o: dict[str, Any]) -> Settings:
     from perflab.compare.planned import DEFAULT_MAX_TIME_S, parse_target
 
-    metric = gate_metric(o["metric"])
+    metric = gate_metric(o)
     if not 0 < o["alpha"] < 0.5 or not 0 < o["threshold"] < 1:
         raise PerflabError("--alpha must be in (0, 0.5) and --min-effect in (0, 1)")
     runs = 10 if o["runs"] is None else o["runs"]

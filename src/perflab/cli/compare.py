@@ -158,8 +158,10 @@ def decision_options(f: Any) -> Any:
     return f
 
 
-def gate_metric(metric: str) -> str:
-    """``--metric``, if the gate can decide on it (a record's metric or a derived one)."""
+def gate_metric(o: dict[str, Any]) -> str:
+    """``--metric`` (``o``: click's keyword arguments), if the gate can decide on it (a
+    record's metric or a derived one)."""
+    metric = o["metric"]
     if metric not in METRICS and metric not in DERIVED:
         raise PerflabError(
             f"unknown metric {metric!r} for --metric (known: {', '.join([*METRICS, *DERIVED])})"
@@ -230,7 +232,7 @@ def compare(
     run against its neighbouring B run (paired); prints each side, the ratio B/A with a CI, a
     p-value and a verdict: faster, slower, no difference, or inconclusive. Exit 0 no
     regression, 1 regression (B slower, or a run failed), 2 bad input."""
-    metric = gate_metric(o["metric"])
+    metric = gate_metric(o)
     compare_sides(o)
     if update_parts and precision_target is None:
         raise PerflabError("--update-parts pools a planned comparison: give --precision")
@@ -339,7 +341,7 @@ def calibrate(
     from perflab.factors.catalog import load_catalogs
     from perflab.factors.treat import treat
 
-    metric = gate_metric(o["metric"])
+    metric = gate_metric(o)
     spec = base_spec(o)
     if treat_set or o["catalogs"]:
         spec = treat(spec, treat_set, load_catalogs(list(o["catalogs"])))

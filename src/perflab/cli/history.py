@@ -86,7 +86,7 @@ def history(
     """Measure the same benchmark on each release of a package (e.g. --range
     2024.6.3,2025.6.2,…), in rounds of random order, and find change points (PELT, each
     confirmed by the compare gate on the two releases around it)."""
-    by_metric = gate_metric(o["metric"])
+    by_metric = gate_metric(o)
     spec = base_spec(o)
     validate(spec)
     wanted = releases(package, ends_of(o, ("versions",), lists=True), o)

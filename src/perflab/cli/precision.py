@@ -64,7 +64,7 @@ def precision(
     intervals) — and store them for `compare --precision`. With --windows 500,8000 they are
     fitted from A/A pairs at each window (recommended); else from --runs runs of one window
     (--tasks, default 2,000) split into --splits sub-batches."""
-    metric = gate_metric(o["metric"])
+    metric = gate_metric(o)
     if windows is not None:
         measured, spec = _pilots(base_spec(o), _windows(windows), runs, metric)
     else:
