@@ -148,7 +148,7 @@ class Workdir:
             for args in (
                 ["campaign", "create", "c1", "--command", "echo 1", "--factors", "a,b",
                  "--design", "full", "--store", "s.db"],
-                ["import", "data.csv", "--campaign", "d1", "--store", "s.db"],
+                ["import", "data.csv", "d1", "--store", "s.db"],
             ):  # fmt: skip
                 out = invoke(args)
                 assert out.code == 0, (args, out.stderr, out.exception)

@@ -140,7 +140,7 @@ def test_a_campaign_created_for_the_fastest_set_keeps_that_goal(work: Path) -> N
     made = api.campaign_create("f", _base(work), ["a"], "full", store=store, fastest=(0.1, 0.05))
     assert made["counts"]["planned"] == 2
     assert api.campaign_status("f", store)["goal"] == "fastest"
-    with pytest.raises(PerflabError, match="--threshold"):
+    with pytest.raises(PerflabError, match="--min-effect"):
         api.campaign_create("g", _base(work), ["a"], "full", store=store, fastest=(2.0, 0.05))
     assert [c["name"] for c in api.campaigns(store)] == ["f"]
 

@@ -34,7 +34,7 @@ def test_an_imported_level_with_escape_sequences_is_printed_escaped(tmp_path: Pa
         us = 100 + 20 * (i % 2) + rng.random() * 10
         rows.append(f"r{i};{1767225641 + i};ok;{us};{','.join(t)}")
     (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
-    assert perflab("import", "d.csv", "--campaign", "c1", cwd=tmp_path).returncode == 0
+    assert perflab("import", "d.csv", "c1", cwd=tmp_path).returncode == 0
     for verb in (("analyze", "c1"), ("campaign", "status", "c1")):
         r = perflab(*verb, cwd=tmp_path)
         assert r.returncode == 0, r.stderr

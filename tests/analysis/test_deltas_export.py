@@ -36,7 +36,7 @@ def test_export_deltas_of_a_15000_run_campaign_matches_the_api_and_pandas(
     csv, db = tmp_path / "big.csv", str(tmp_path / "s.db")
     # 16 factors, one run per set mostly: exact pairs are sparse, as in the seed's 15,000 runs
     synthetic.generate(15_000, k=16, seed=7).to_csv(csv, sep=";", index=False)
-    assert perflab("import", str(csv), "--campaign", "big", "--store", db).returncode == 0
+    assert perflab("import", str(csv), "big", "--store", db).returncode == 0
     out = tmp_path / "big.deltas.csv"
     proc = perflab("export", "big", "--deltas", "-o", str(out), "--store", db)
     assert proc.returncode == 0, proc.stderr

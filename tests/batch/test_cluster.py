@@ -98,7 +98,7 @@ def work(tmp_path: Path, cluster: SlurmCluster) -> Iterator[Path]:
 
 def _create(work: Path, env: dict[str, str], name: str, command: str, reps: int) -> None:
     proc = run_perflab(work, env, "campaign", "create", name, "--command", command,
-                    "--factors", "a,b,c", "--design", "full", "--replicates", str(reps),
+                    "--factors", "a,b,c", "--design", "full", "--runs", str(reps),
                     "--store", str(work / "s.db"))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
 
@@ -106,7 +106,7 @@ def _create(work: Path, env: dict[str, str], name: str, command: str, reps: int)
 def _driver(work: Path, env: dict[str, str], name: str, config: str = "slurm.py") -> (
         subprocess.Popen[str]):  # fmt: skip
     argv = [sys.executable, "-m", "perflab", "campaign", "run", name, "--runner", "parsl",
-            "--parsl-config", config, "--store", str(work / "s.db"), "--json"]  # fmt: skip
+            "--runner-config", config, "--store", str(work / "s.db"), "--json"]  # fmt: skip
     driver = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)  # fmt: skip
     _DRIVERS.append(driver)

@@ -145,7 +145,7 @@ def _perflab(work: Path, env: dict[str, str], *args: str, timeout: float = 240) 
 
 def _create(work: Path, env: dict[str, str], name: str, command: str) -> None:
     proc = _perflab(work, env, "campaign", "create", name, "--command", command,
-                    "--factors", "a,b", "--design", "full", "--replicates", "3",
+                    "--factors", "a,b", "--design", "full", "--runs", "3",
                     "--store", str(work / "s.db"))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
 
@@ -175,7 +175,7 @@ def test_a_campaign_runs_on_slurm_and_resumes_after_sigkill(
     db = work / "s.db"
     _create(work, env, "c", "sleep 0.3; ./score.sh")
     argv = [sys.executable, "-m", "perflab", "campaign", "run", "c", "--runner", "parsl",
-            "--parsl-config", "slurm.py", "--store", str(db), "--json"]  # fmt: skip
+            "--runner-config", "slurm.py", "--store", str(db), "--json"]  # fmt: skip
     driver = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 120
@@ -213,7 +213,7 @@ def test_a_cancelled_job_fails_its_runs_with_slurms_reason(
     db = work / "s.db"
     _create(work, env, "x", "sleep 3; ./score.sh")
     argv = [sys.executable, "-m", "perflab", "campaign", "run", "x", "--runner", "parsl",
-            "--parsl-config", "slurm.py", "--store", str(db), "--json"]  # fmt: skip
+            "--runner-config", "slurm.py", "--store", str(db), "--json"]  # fmt: skip
     driver = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 300  # a loaded machine starts jobs slowly
@@ -256,7 +256,7 @@ def test_bad_slurm_input_exits_2_naming_it_and_stores_nothing(
     ]
     for config, extra, said in cases:
         proc = _perflab(work, {**env, **extra}, "campaign", "run", "b", "--runner", "parsl",
-                        "--parsl-config", config, "--store", str(db), "--json")  # fmt: skip
+                        "--runner-config", config, "--store", str(db), "--json")  # fmt: skip
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and said in lines[0] and config in lines[0], lines
@@ -322,7 +322,7 @@ def test_the_measured_htex_gets_its_workers_from_slurm(work: Path, cluster: Slur
 
     configs = write_configs(work, cluster.partition, 2)
     env = _env(work, cluster)
-    argv = ["run", "--target", "parsl-htex", "--parsl-config", str(configs["slurm"]),
+    argv = ["run", "--target", "parsl-htex", "--engine-config", str(configs["slurm"]),
             "--workload", "noop", "--tasks", "300", "--json"]  # fmt: skip
     proc = _perflab(work, env, *argv)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -345,7 +345,7 @@ def test_a_failed_job_fails_its_runs_with_what_it_said(work: Path, cluster: Slur
     (work / "broken.py").write_text(bad)
     env = _env(work, cluster)
     _create(work, env, "f", "./score.sh")
-    proc = _perflab(work, env, "campaign", "run", "f", "--runner", "parsl", "--parsl-config",
+    proc = _perflab(work, env, "campaign", "run", "f", "--runner", "parsl", "--runner-config",
                     "broken.py", "--store", str(work / "s.db"), "--json")  # fmt: skip
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1])["failed"] == 12

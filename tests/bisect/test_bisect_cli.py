@@ -59,22 +59,22 @@ def test_bad_input_is_one_line_exit_2_and_stores_nothing(
     cmd = ["--package", "toybis", "--command", "echo 1", "--build", "tree"]
     plain = tmp_path / "plain"
     plain.mkdir()
-    _bad(cli(*cmd, "--good", "a", "--bad", "b", "--repo", str(plain), home=home),
+    _bad(cli(*cmd, "--range", "a..b", "--repo", str(plain), home=home),
          "not a git clone", home)  # fmt: skip
-    _bad(cli("--package", "other", "--good", shas[0], "--bad", shas[-1], "--repo", str(repo),
+    _bad(cli("--package", "other", "--range", f"{shas[0]}..{shas[-1]}", "--repo", str(repo),
              "--command", "echo 1", home=home), "not a clone of other", home)  # fmt: skip
-    _bad(cli(*cmd, "--good", shas[-1], "--bad", shas[0], "--repo", str(repo), home=home),
+    _bad(cli(*cmd, "--range", f"{shas[-1]}..{shas[0]}", "--repo", str(repo), home=home),
          "ends swapped", home)  # fmt: skip
-    _bad(cli(*cmd, "--good", "nosuchref", "--bad", shas[-1], "--repo", str(repo), home=home),
+    _bad(cli(*cmd, "--range", f"nosuchref..{shas[-1]}", "--repo", str(repo), home=home),
          "not a commit or release tag", home)  # fmt: skip
-    _bad(cli(*cmd, "--good", shas[0], "--bad", shas[2], home=home), "need --repo", home)
+    _bad(cli(*cmd, "--range", f"{shas[0]}..{shas[2]}", home=home), "need --repo", home)
 
 
 def test_an_index_that_cannot_be_reached_is_one_line_exit_2(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_EXTRA_INDEX_URL": "",
            "PIP_FIND_LINKS": "", "PIP_NO_INDEX": ""}  # fmt: skip
-    res = cli("--package", "toybis", "--good", "1.0", "--bad", "1.1", "--command", "echo 1",
+    res = cli("--package", "toybis", "--range", "1.0..1.1", "--command", "echo 1",
               home=home, env=env)  # fmt: skip
     _bad(res, "package index", home)
 
@@ -84,7 +84,7 @@ def test_a_range_with_no_step_says_so_and_runs_no_bisection(
 ) -> None:
     repo, shas = clone
     home = tmp_path / "home"
-    args = ["--package", "toybis", "--good", shas[0], "--bad", shas[2], "--repo", str(repo),
+    args = ["--package", "toybis", "--range", f"{shas[0]}..{shas[2]}", "--repo", str(repo),
             "--build", "tree", "--command", "echo 100", "--runs", "4"]  # fmt: skip
     res = cli(*args, "--json", home=home)
     assert res.exit_code == 0, res.output
@@ -105,7 +105,7 @@ def test_bisect_builds_commits_of_a_clone_and_names_the_culprit(
     repo, shas = clone
     home = tmp_path / "home"
     before = git(repo, "status", "--porcelain"), git(repo, "worktree", "list")
-    args = ["bisect", "--package", "toybis", "--good", "v1.0", "--bad", "main", "--repo",
+    args = ["bisect", "--package", "toybis", "--range", "v1.0..main", "--repo",
             str(repo), "--build", "tree", "--command", SCORE, "--runs", "6", "--explain",
             "-o", str(tmp_path / "out")]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(home)}

@@ -121,7 +121,7 @@ def test_a_bad_hunk_groups_is_one_line_exit_2(extra: list[str], tmp_path: Path) 
     home = tmp_path / "home"
     res = CliRunner().invoke(
         main,
-        ["bisect", "--package", "toyhg", "--good", "1.0", "--bad", "1.1", "--command",
+        ["bisect", "--package", "toyhg", "--range", "1.0..1.1", "--command",
          "echo 1", *extra],
         env={"PERFLAB_HOME": str(home)},
     )  # fmt: skip

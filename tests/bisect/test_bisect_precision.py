@@ -108,7 +108,7 @@ def test_the_cli_refuses_precision_with_runs_or_without_parts(tmp_path: Path) ->
     repo = tmp_path / "clone"
     shas = make_repo(repo, n=3, planted={2: 1.5})
     home = tmp_path / "home"
-    args = ["bisect", "--package", "toybis", "--good", shas[0], "--bad", shas[-1], "--repo",
+    args = ["bisect", "--package", "toybis", "--range", f"{shas[0]}..{shas[-1]}", "--repo",
             str(repo), "--build", "tree", "--precision", "5%"]  # fmt: skip
     for extra, says in ((["--runs", "6"], "drop --runs"), ([], "run `perflab precision`")):
         res = CliRunner().invoke(main, [*args, *extra], env={"PERFLAB_HOME": str(home)})
@@ -159,7 +159,7 @@ def test_the_cli_bisects_commits_with_precision_planned_from_stored_parts(
     _stored(home)
     machine = TreeMachine(2)
     monkeypatch.setattr(pc, "measure", machine)
-    args = ["bisect", "--package", "toybis", "--good", shas[0], "--bad", shas[-1], "--repo",
+    args = ["bisect", "--package", "toybis", "--range", f"{shas[0]}..{shas[-1]}", "--repo",
             str(repo), "--build", "tree", "-t", "parsl-htex", "-w", "noop",
             "--precision", "5%", "--json"]  # fmt: skip
     res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(home)})
@@ -193,7 +193,7 @@ def test_explain_with_precision_plans_each_revert_from_the_base_parts(
     _stored(home)
     monkeypatch.setattr(pc, "measure", TreeMachine(3))
     monkeypatch.setattr(cb, "prepare", lambda spec: Prepared(spec, sys.executable))
-    args = ["bisect", "--package", "toybis", "--good", shas[0], "--bad", shas[-1], "--repo",
+    args = ["bisect", "--package", "toybis", "--range", f"{shas[0]}..{shas[-1]}", "--repo",
             str(repo), "-t", "parsl-htex", "-w", "noop", "--precision", "10%", "--explain",
             "--json"]  # fmt: skip
     res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(home)})

@@ -46,7 +46,7 @@ def _bisect(clone: tuple[Path, list[str]], home: Path, *extra: str) -> Result:
     repo, shas = clone
     return CliRunner().invoke(
         main,
-        ["bisect", "--package", "toybis", "--good", shas[0], "--bad", shas[-1], "--repo",
+        ["bisect", "--package", "toybis", "--range", f"{shas[0]}..{shas[-1]}", "--repo",
          str(repo), "--build", "tree", "--command", "echo 1", *extra],
         env={"PERFLAB_HOME": str(home)},
     )  # fmt: skip

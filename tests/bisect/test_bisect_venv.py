@@ -63,7 +63,7 @@ def test_bisect_builds_each_commit_in_a_venv_and_finds_the_sleep(tmp_path: Path)
     repo = tmp_path / "clone"
     shas = _clone(repo)
     home = tmp_path / "home"
-    args = ["bisect", "--package", "sleepy", "--good", shas[0], "--bad", "main", "--repo",
+    args = ["bisect", "--package", "sleepy", "--range", f"{shas[0]}..main", "--repo",
             str(repo), "--command", SCORE, "--runs", "8", "--min-runs", "3", "--max-culprits", "1",
             "--explain", "--json"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(home)}

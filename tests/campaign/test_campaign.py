@@ -94,7 +94,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(work: Path) -> N
         "full",
         # 32 runs: each killed process completes a run or two (CI's 30 s for 48 runs), so a
         # dozen kills still land mid-campaign, and the resume after them has less to run
-        "--replicates",
+        "--runs",
         "4",
         "--store",
         str(db),
@@ -218,7 +218,7 @@ def test_parsl_runner_dispatches_runs_to_workers(work: Path) -> None:
             "a,b",
             "--design",
             "full",
-            "--replicates",
+            "--runs",
             "2",
             "--store",
             str(db),
@@ -232,7 +232,7 @@ def test_parsl_runner_dispatches_runs_to_workers(work: Path) -> None:
         "p",
         "--runner",
         "parsl",
-        "--parsl-config",
+        "--runner-config",
         str(cfg),
         "--store",
         str(db),

@@ -33,14 +33,14 @@ def test_a_campaign_extended_twice_analyses_as_one(tmp_path: Path) -> None:
     st = ["--store", db]
     made = perflab_json(
         "campaign", "create", "x", "--command", f"python3 {score}", "--factors", "a,b,c",
-        "--design", "random", "--design-opt", "runs=5", "--replicates", "2", "--seed", "1", *st,
+        "--design", "random", "--design-opt", "runs=5", "--runs", "2", "--seed", "1", *st,
     )  # fmt: skip
     first = made["counts"]["planned"]
     assert perflab("campaign", "run", "x", *st, "--json").returncode == 0
     sets_before = {t for _, t, _ in _planned(db)}
 
     # 1. a factor: every planned set again with e added (exact pairs), e off before
-    ext = perflab_json("campaign", "extend", "x", "--factors", "e", "--replicates", "2", *st)
+    ext = perflab_json("campaign", "extend", "x", "--factors", "e", "--runs", "2", *st)
     assert ext["added_factors"] == ["e"] and ext["off_before"] is True
     assert ext["sets"] == len(sets_before) and ext["runs"] == 2 * len(sets_before)
     rows = _planned(db)

@@ -69,7 +69,7 @@ def test_create_says_the_goal_and_a_campaign_without_it_has_none(tmp_path: Path)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     db = command_campaign(tmp_path / "a", SCORE, "slow", 4, "python3 -S", "--fastest",
-                          "--threshold", "0.1", "--alpha", "0.01")  # fmt: skip
+                          "--min-effect", "0.1", "--alpha", "0.01")  # fmt: skip
     assert definition(db)["design_info"]["fastest"] == {"threshold": 0.1, "alpha": 0.01}
     res = cli(tmp_path, "campaign", "create", "q", "--command", "true", "--factors", "x",
               "--design", "full", "--fastest", "--store", db)  # fmt: skip
@@ -84,9 +84,9 @@ def test_create_says_the_goal_and_a_campaign_without_it_has_none(tmp_path: Path)
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--threshold", "0.1"], "--threshold and --alpha go with --fastest"),
-        (["--alpha", "0.1"], "--threshold and --alpha go with --fastest"),
-        (["--fastest", "--threshold", "1"], "--threshold 1: a fraction between 0 and 1"),
+        (["--min-effect", "0.1"], "--min-effect and --alpha go with --fastest"),
+        (["--alpha", "0.1"], "--min-effect and --alpha go with --fastest"),
+        (["--fastest", "--min-effect", "1"], "--min-effect 1: a fraction between 0 and 1"),
         (["--fastest", "--alpha", "0"], "--alpha 0: a rate between 0 and 1"),
     ],
 )
@@ -105,12 +105,12 @@ def test_bad_goals_at_create_are_one_line_and_store_nothing(
 
 def test_run_fastest_replaces_the_created_goal_only_before_the_first_run(tmp_path: Path) -> None:
     db = command_campaign(tmp_path, SCORE, "slow", 4, "python3 -S", "--fastest")
-    res = cli(tmp_path, "campaign", "run", "p", "--fastest", "--threshold", "0.1",
+    res = cli(tmp_path, "campaign", "run", "p", "--fastest", "--min-effect", "0.1",
               "--max-runs", "1", "--store", db)  # fmt: skip
     assert res.exit_code == 0, res.output
     assert definition(db)["design_info"]["fastest"] == {"threshold": 0.1, "alpha": 0.05}
-    res = cli(tmp_path, "campaign", "run", "p", "--fastest", "--threshold", "0.2", "--store", db)
-    assert res.exit_code == 2 and "already stops sets out of the running at --threshold 0.1" in (
+    res = cli(tmp_path, "campaign", "run", "p", "--fastest", "--min-effect", "0.2", "--store", db)
+    assert res.exit_code == 2 and "already stops sets out of the running at --min-effect 0.1" in (
         res.output
     )
     assert definition(db)["design_info"]["fastest"]["threshold"] == 0.1

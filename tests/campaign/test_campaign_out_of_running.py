@@ -136,9 +136,9 @@ def test_a_clearly_slower_set_stops_early_and_every_view_agrees(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--fastest", "--threshold", "0"], "--threshold 0: a fraction between 0 and 1"),
+        (["--fastest", "--min-effect", "0"], "--min-effect 0: a fraction between 0 and 1"),
         (["--fastest", "--alpha", "1.5"], "--alpha 1.5: a rate between 0 and 1"),
-        (["--threshold", "0.1"], "--threshold and --alpha go with --fastest"),
+        (["--min-effect", "0.1"], "--min-effect and --alpha go with --fastest"),
     ],
 )
 def test_bad_input_is_one_line_and_changes_nothing(

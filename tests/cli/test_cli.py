@@ -41,7 +41,7 @@ def test_unknown_engine_option() -> None:
 def test_parsl_config_that_raises_names_file_and_line(tmp_path: Path) -> None:
     cfg = tmp_path / "cfg.py"
     cfg.write_text("x = 1\nraise ValueError('broken config')\n")
-    msg = _bad("run", "--parsl-config", str(cfg), "--tasks", "1")
+    msg = _bad("run", "--engine-config", str(cfg), "--tasks", "1")
     assert f"{cfg}:2" in msg and "broken config" in msg
 
 
@@ -49,14 +49,16 @@ def test_parsl_config_without_config(tmp_path: Path) -> None:
     cfg = tmp_path / "cfg.py"
     cfg.write_text("y = 2\n")
     assert "neither `config` nor `fresh_config()`" in _bad(
-        "run", "--parsl-config", str(cfg), "-n", "1"
+        "run", "--engine-config", str(cfg), "-n", "1"
     )
 
 
 def test_parsl_config_for_non_parsl_engine(tmp_path: Path) -> None:
     cfg = tmp_path / "cfg.py"
     cfg.write_text("config = None\n")
-    assert "only to Parsl" in _bad("run", "-t", "cf-threads", "--parsl-config", str(cfg), "-n", "1")
+    assert "only to Parsl" in _bad(
+        "run", "-t", "cf-threads", "--engine-config", str(cfg), "-n", "1"
+    )
 
 
 @pytest.mark.parametrize(

@@ -54,8 +54,8 @@ def one_line_exit_2(res: Result, *words: str) -> None:
     "verb",
     [
         ["campaign", "create", "c", "--factors", "a,b", "--store"],
-        ["explain", "--from", "2024.1.1", "--to", "2025.1.1", "--store"],
-        ["history", "--versions", "2024.1.1,2025.1.1", "-o"],
+        ["explain", "--range", "2024.1.1..2025.1.1", "--store"],
+        ["history", "--range", "2024.1.1,2025.1.1", "-o"],
         ["tune", "t", "--factors", "a,b", "--store"],
     ],
 )
@@ -79,20 +79,20 @@ def test_a_command_is_planned_and_an_unreachable_target_names_the_time(
 
 
 def test_a_bad_target_or_an_option_it_replaces_is_refused(home: Path) -> None:
-    one_line_exit_2(cli(home, "history", "--versions", "1,2", "--precision", "x"), "--precision")
-    res = cli(home, "history", "--versions", "1,2", "--precision", "3%", "--runs", "5")
+    one_line_exit_2(cli(home, "history", "--range", "1,2", "--precision", "x"), "--precision")
+    res = cli(home, "history", "--range", "1,2", "--precision", "3%", "--runs", "5")
     one_line_exit_2(res, "drop --runs")
     res = cli(home, "campaign", "create", "c", "--factors", "cfg_2_blocks", "--precision", "3%",
               "-n", "9", "--store", str(home / "s.db"))  # fmt: skip
     one_line_exit_2(res, "drop --tasks")
-    res = cli(home, "explain", "--from", "1", "--to", "2", "--by", "wall_s", "--precision", "3%")
+    res = cli(home, "explain", "--range", "1..2", "--metric", "wall_s", "--precision", "3%")
     one_line_exit_2(res, "no measured variance parts", "wall_s", "perflab precision")
 
 
 def test_an_unreachable_target_names_its_time_and_runs_nothing(home: Path) -> None:
-    res = cli(home, "history", "--versions", "1,2,3", "--precision", "0.2%", "--max-time", "600")
+    res = cli(home, "history", "--range", "1,2,3", "--precision", "0.2%", "--max-time", "600")
     one_line_exit_2(res, "would take ~", "3 × ", "--max-time 10 min")
-    res = cli(home, "explain", "--from", "1", "--to", "2", "--precision", "0.2%")
+    res = cli(home, "explain", "--range", "1..2", "--precision", "0.2%")
     one_line_exit_2(res, "would take ~", "--max-time 60 min")
 
 
@@ -168,9 +168,9 @@ def test_history_and_explain_hand_on_the_planned_runs_and_window(
 
     monkeypatch.setattr(hv, "run_history", history)
     monkeypatch.setattr(perflab.api, "explain", explain)
-    res = cli(home, "history", "--versions", "1,2,3", "--precision", "5%", "--alpha", "0.1")
+    res = cli(home, "history", "--range", "1,2,3", "--precision", "5%", "--alpha", "0.1")
     assert res.exit_code == 2 and "plan: 3 × " in res.output
-    res = cli(home, "explain", "--from", "1", "--to", "2", "--precision", "4%")
+    res = cli(home, "explain", "--range", "1..2", "--precision", "4%")
     assert res.exit_code == 2 and "plan of the step: " in res.output
     assert "runs (predicted " in res.output  # the parts' range, as compare's plan
     # per release (and per round), the plan of a pair at the verb's alpha: 3 releases cost

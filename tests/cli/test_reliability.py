@@ -100,7 +100,7 @@ def test_full_run_root_is_failed_unmeasured_and_resumed(work: Path, small_fs: Pa
         "a",
         "--design",
         "full",
-        "--replicates",
+        "--runs",
         "2",
         "--run-root",
         str(small_fs),
@@ -152,7 +152,7 @@ def test_store_on_a_full_disk_stops_cleanly(work: Path, small_fs: Path) -> None:
         "a,b",
         "--design",
         "full",
-        "--replicates",
+        "--runs",
         "3",
         "--store",
         str(db),
@@ -191,7 +191,7 @@ def test_edited_catalog_does_not_change_a_campaign(work: Path) -> None:
         "slow",
         "--design",
         "full",
-        "--replicates",
+        "--runs",
         "2",
         "--seed",
         "1",
@@ -245,7 +245,7 @@ def test_campaign_stores_an_impossible_score_as_failed(work: Path) -> None:
 
 def test_import_refuses_negative_time(work: Path) -> None:
     (work / "neg.csv").write_text("run_id;timestamp;us_per_task;a\nx;0;5;1\ny;1;-42;0\n")
-    line = one_line(perflab("import", "neg.csv", "--campaign", "n", "--store", "s.db"))
+    line = one_line(perflab("import", "neg.csv", "n", "--store", "s.db"))
     assert "neg.csv:3" in line and "us_per_task" in line
     assert (
         not (work / "s.db").exists()
@@ -268,7 +268,7 @@ def ok_campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "a,b",
         "--design",
         "full",
-        "--replicates",
+        "--runs",
         "2",
     )
     assert run_c(work, "ok1", "--json").returncode == 0
@@ -326,7 +326,7 @@ def test_wrapper_value_typed(work: Path) -> None:
 )
 def test_csv_not_text(work: Path, data: bytes) -> None:
     _write(work, "b.csv", data)
-    assert "b.csv" in one_line(perflab("import", "b.csv", "--campaign", "i", "--store", "s.db"))
+    assert "b.csv" in one_line(perflab("import", "b.csv", "i", "--store", "s.db"))
 
 
 @pytest.mark.parametrize(
@@ -349,7 +349,7 @@ def test_long_campaign_name(work: Path) -> None:
         "campaign", "create", "x" * 300, "--command", "echo 5", "--factors", "a", "--store", "s.db"
     )
     assert "campaign name" in one_line(proc)
-    line = one_line(perflab("import", "whatever.csv", "--campaign", "y" * 300, "--store", "s.db"))
+    line = one_line(perflab("import", "whatever.csv", "y" * 300, "--store", "s.db"))
     assert "campaign name" in line
 
 
@@ -459,7 +459,7 @@ def test_messages(work: Path) -> None:
     )
     assert "runs" in line and "-1" in line
     (work / "nohdr.csv").write_text("1;0;1\n2;1;0\n")
-    line = one_line(perflab("import", "nohdr.csv", "--campaign", "c", "--store", "s.db"))
+    line = one_line(perflab("import", "nohdr.csv", "c", "--store", "s.db"))
     assert "header" in line
     for budget in ("0m", "0", "-5"):
         line = one_line(
@@ -504,7 +504,7 @@ def test_two_drivers_one_campaign(work: Path) -> None:
         "a,b",
         "--design",
         "full",
-        "--replicates",
+        "--runs",
         "2",
     )
     first, second = _driver(work, "c8"), _driver(work, "c8")

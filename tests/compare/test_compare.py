@@ -303,9 +303,9 @@ def test_a_failed_run_stops_the_comparison_as_a_regression_with_its_cause(
     "args, message",
     [
         (["--python-b", "9.99"], "--python '9.99'"),
-        (["--package-b", "parsl=!1"], "not NAME or NAME==VERSION"),
-        (["--by", "speed"], "unknown metric 'speed'"),
-        (["--threshold", "2"], "--threshold"),
+        (["--package", "parsl=!1"], "not NAME or NAME==VERSION"),
+        (["--metric", "speed"], "unknown metric 'speed'"),
+        (["--min-effect", "2"], "--min-effect"),
         (["--patch-b", "/nonexistent.diff"], "no such file"),
     ],
 )
@@ -395,9 +395,9 @@ def test_history_names_the_cause_of_a_release_s_failed_runs() -> None:
 def test_history_bad_input_is_exit_2(tmp_path: Path) -> None:
     res = cli("history", "--versions", "2024.6.3", home=tmp_path)
     assert res.exit_code == 2 and "at least two" in res.stderr
-    res = cli("history", "--versions", "2024.6.3,2024.6.3", home=tmp_path)
+    res = cli("history", "--range", "2024.6.3,2024.6.3", home=tmp_path)
     assert res.exit_code == 2 and "twice" in res.stderr
-    res = cli("history", "--versions", "1;x,2", home=tmp_path)
+    res = cli("history", "--range", "1;x,2", home=tmp_path)
     assert res.exit_code == 2 and "not NAME or NAME==VERSION" in res.stderr
 
 

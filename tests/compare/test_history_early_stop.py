@@ -61,7 +61,8 @@ def run(home: Path, monkeypatch: pytest.MonkeyPatch, machine: Machine, *args: st
     monkeypatch.setattr(history_cli, "prepare", unbuilt)
     versions = ",".join(machine.rates)
     return CliRunner().invoke(
-        main, ["history", "--package", "toy", "--versions", versions, *args],
+        main, ["history", "--package", "toy", "--range", versions, "--metric", "tasks_per_s",
+               *args],
         env={"PERFLAB_HOME": str(home)},
     )  # fmt: skip
 
@@ -191,8 +192,8 @@ def test_a_release_whose_runs_all_fail_ends_its_steps_untested(
     monkeypatch.setattr(history, "measure", failing)
     monkeypatch.setattr(history_cli, "prepare", unbuilt)
     res = CliRunner().invoke(
-        main, ["history", "--package", "toy", "--versions", "1,2,3", "--precision", "5%",
-               "--json"], env={"PERFLAB_HOME": str(home)},
+        main, ["history", "--package", "toy", "--range", "1,2,3", "--precision", "5%",
+               "--metric", "tasks_per_s", "--json"], env={"PERFLAB_HOME": str(home)},
     )  # fmt: skip
     assert res.exit_code == 1, res.output
     out = json.loads(res.stdout)

@@ -191,7 +191,7 @@ def test_pilots_by_cpu_per_task_store_their_own_parts(
 ) -> None:
     monkeypatch.setattr(pilots, "measure", CpuMachine(8))
     pilot = ["precision", "--windows", "500,8000", "--runs", "8"]
-    res = cli(tmp_path, *pilot, "--by", "cpu_us_per_task")
+    res = cli(tmp_path, *pilot, "--metric", "cpu_us_per_task")
     assert res.exit_code == 0, res.output
     (cpu,) = json.loads((tmp_path / "precision.json").read_text()).values()
     assert cpu["signature"]["metric"] == "cpu_us_per_task"
@@ -201,7 +201,7 @@ def test_pilots_by_cpu_per_task_store_their_own_parts(
     res = cli(tmp_path, "compare", "--precision", "5%")
     assert res.exit_code == 2 and "perflab precision" in res.output
     res = cli(tmp_path, "compare", "--precision", "5%", "--max-time", "10",
-              "--by", "cpu_us_per_task")  # fmt: skip
+              "--metric", "cpu_us_per_task")  # fmt: skip
     assert res.exit_code == 2 and "would take ~" in res.output
     res = cli(tmp_path, *pilot)
     assert res.exit_code == 0, res.output
@@ -223,10 +223,10 @@ def test_an_unknown_metric_for_the_pilots_is_refused_before_any_run(
 ) -> None:
     machine = CpuMachine(9)
     monkeypatch.setattr(pilots, "measure", machine)
-    res = cli(tmp_path, "precision", "--windows", "500,8000", "--by", "cpu_per_nothing")
+    res = cli(tmp_path, "precision", "--windows", "500,8000", "--metric", "cpu_per_nothing")
     assert res.exit_code == 2
     (line,) = res.output.strip().splitlines()
-    assert "cpu_per_nothing" in line and "--by" in line and "Traceback" not in res.output
+    assert "cpu_per_nothing" in line and "--metric" in line and "Traceback" not in res.output
     assert machine.calls == 0 and not (tmp_path / "precision.json").exists()
 
 
@@ -235,7 +235,7 @@ def test_cpu_per_task_from_sub_batches_is_refused_before_any_run(
 ) -> None:
     machine = CpuMachine(10)
     monkeypatch.setattr(verb, "measure", machine)  # --splits' runs (fresh_runs)
-    res = cli(tmp_path, "precision", "--runs", "4", "--by", "cpu_us_per_task")
+    res = cli(tmp_path, "precision", "--runs", "4", "--metric", "cpu_us_per_task")
     assert res.exit_code == 2
     (line,) = res.output.strip().splitlines()
     assert "cannot be split" in line and "--windows fits any metric" in line

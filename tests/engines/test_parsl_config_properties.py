@@ -67,5 +67,5 @@ def test_any_parsl_config_file_is_loaded_or_refused_in_one_line(
     name, data = file
     if data:
         (wd.path / name).write_bytes(data)
-    flag = "--runner-config" if verb[0] == "tune" else "--parsl-config"
+    flag = "--runner-config" if verb[0] == "tune" else "--engine-config"
     run_in(wd, [*verb, flag, name, "--store", "s.db"] if verb[0] != "run" else [*verb, flag, name])

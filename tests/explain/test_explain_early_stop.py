@@ -152,7 +152,7 @@ def test_the_cli_hands_the_steps_looks_and_budget_on(
         raise Handed
 
     monkeypatch.setattr(perflab.api, "explain", explain)
-    args = ["explain", "--from", "1", "--to", "2", "--precision", "3%", "--max-time", "1800"]
+    args = ["explain", "--range", "1..2", "--precision", "3%", "--max-time", "1800"]
     res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path)})
     assert res.exit_code == 2 and "it stops once known" in res.output
     pl = pp.plan(PARTS, 0.03, 0.05)

@@ -16,14 +16,14 @@ def test_confirmed_change_point_offers_the_explain_command() -> None:
     hist = History("parsl", "us_per_task", rels, cps, 0.05, 0.05)
     assert [c.confirmed for c in cps] == [True]
     cmd = (
-        "perflab explain --package parsl --from 2 --to 3 --target parsl-htex --workload noop "
-        "--tasks 1000 --by us_per_task"
+        "perflab explain --package parsl --range 2..3 --target parsl-htex --workload noop "
+        "--tasks 1000 --metric us_per_task"
     )
     assert f"  explain it: {cmd}" in change_point_lines(hist)
     assert hist.to_dict()["change_points"][0]["explain"] == cmd
     bisect = (
-        "perflab bisect --package parsl --good 2 --bad 3 --target parsl-htex --workload noop "
-        "--tasks 1000 --by us_per_task --repo CLONE"
+        "perflab bisect --package parsl --range 2..3 --target parsl-htex --workload noop "
+        "--tasks 1000 --metric us_per_task --repo CLONE"
     )
     assert f"  find its commits: {bisect}" in change_point_lines(hist)
     assert hist.to_dict()["change_points"][0]["bisect"] == bisect

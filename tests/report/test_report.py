@@ -76,7 +76,7 @@ def test_report_of_a_live_campaign(tmp_path: Path) -> None:
             "--design-opt",
             "sequences=6",
             # once each: 30 runs still draw every figure the page is checked for
-            "--replicates",
+            "--runs",
             "1",
             *args,
             cwd=tmp_path,

@@ -19,7 +19,7 @@ def test_a_tiny_zoo_gives_metg_and_dag_figures(tmp_path: Path) -> None:
     r = perflab(
         "zoo", "--targets", "cf-threads", "--levels", "2000,20", "--runs", "2",
         "--metg-tasks", "20", "--point-s", "0.001", "--fixed-levels", "--basis", "largest",
-        "--dag-tasks", "20", "--name", "z", "-o", "out", "--json", cwd=tmp_path,
+        "--dag-tasks", "20", "z", "-o", "out", "--json", cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -48,7 +48,7 @@ def test_the_metg_search_on_cf_threads_stops_by_its_rules(tmp_path: Path) -> Non
     # (at load 10 cf-threads never reaches 50% of the peak), which a test must not assert on
     r = perflab(
         "zoo", "--metg", "--targets", "cf-threads", "--levels", "1000,100", "--runs", "3",
-        "--point-s", "0.1", "--basis", "largest", "--name", "m", "--json", cwd=tmp_path,
+        "--point-s", "0.1", "--basis", "largest", "m", "--json", cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)["table"]["metg"]["cf-threads"]

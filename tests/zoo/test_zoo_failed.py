@@ -41,7 +41,7 @@ def _zoo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: object, *args: 
                                       "efficiency": eff})  # fmt: skip
 
     monkeypatch.setattr(local, "measure", measure)
-    argv = ["zoo", *args, "--runs", "2", "--name", "z", "--store", str(tmp_path / "s.db"),
+    argv = ["zoo", *args, "--runs", "2", "z", "--store", str(tmp_path / "s.db"),
             "--json"]  # fmt: skip
     return CliRunner().invoke(main, argv, env={"PERFLAB_HOME": str(tmp_path / "home")})
 

@@ -60,7 +60,7 @@ def test_workflow_rows_have_makespan_overhead_and_efficiency_with_intervals(
 def test_bad_workflow_rows_exit_2_and_store_nothing(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
-    r = perflab("zoo", "--workloads", "wfcommons", *args, "--name", "z", cwd=tmp_path)
+    r = perflab("zoo", "--workloads", "wfcommons", *args, "z", cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], r.stderr

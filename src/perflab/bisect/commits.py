@@ -78,17 +78,18 @@ def commits_between(repo: Path, good: str, bad: str) -> list[Commit]:
     """``good`` then the first-parent commits after it up to ``bad``, oldest first (a merged
     PR is one commit, as the mainline saw it). Ends swapped or on unrelated lines: an error."""
     if good == bad:
-        raise PerflabError(f"--good and --bad are the same commit {good[:10]}")
+        raise PerflabError(f"--range: both ends are the same commit {good[:10]}")
     try:
         git(repo, "merge-base", "--is-ancestor", good, bad)
     except PerflabError:
         raise PerflabError(
-            f"--good {good[:10]} is not an ancestor of --bad {bad[:10]} (ends swapped?)"
+            f"--range {good[:10]}..{bad[:10]}: the first is not an ancestor of the second "
+            "(ends swapped?)"
         ) from None
     out = git(repo, "log", "--first-parent", "--reverse", "--format=%H%x00%s", f"{good}..{bad}")
     commits = [Commit(*line.split("\0", 1)) for line in out.splitlines() if line]
     if not commits or commits[-1].sha != bad:
-        raise PerflabError(f"--bad {bad[:10]} is not on the first-parent line from --good")
+        raise PerflabError(f"--range: {bad[:10]} is not on the first-parent line from {good[:10]}")
     return [Commit(good, subject(repo, good)), *commits]
 
 

@@ -45,14 +45,14 @@ def between(versions: list[str], good: str, bad: str) -> list[str]:
     at the ends); a PerflabError when an end is not listed or the ends are swapped."""
     listed = {Version(v): v for v in versions}
     ends = []
-    for flag, end in (("--good", good), ("--bad", bad)):
+    for flag, end in (("--range's first end", good), ("--range's second end", bad)):
         v = as_version(end)
         if v is None or v not in listed:
             raise PerflabError(f"{flag} {end}: not a release the package index lists")
         ends.append(v)
     lo, hi = ends
     if lo >= hi:
-        raise PerflabError(f"--good {good} is not older than --bad {bad} (ends swapped?)")
+        raise PerflabError(f"--range {good}..{bad}: {good} is not older than {bad} (ends swapped?)")
     return [listed[v] for v in sorted(listed) if lo <= v <= hi and (not v.is_prerelease
             or v in (lo, hi))]  # fmt: skip
 

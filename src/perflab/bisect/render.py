@@ -32,7 +32,7 @@ def what_args(
         what += ["--tasks", str(spec.tasks)]
     elif spec.time_s:
         what += ["--time", str(spec.time_s)]
-    return [*what, "--by", metric]
+    return [*what, "--metric", metric]
 
 
 def stage_dict(axis: str, points: list[Point], search: Search, extra: dict[str, Any]) -> dict:

@@ -77,18 +77,20 @@ def stoppable(definition: CampaignDef) -> bool:
 
 def asked(fastest: bool, threshold: float | None, alpha: float | None,
           was: Goal | None = None) -> Goal | None:  # fmt: skip
-    """The goal ``--fastest [--threshold F] [--alpha F]`` asks for (of ``campaign create``
+    """The goal ``--fastest [--min-effect F] [--alpha F]`` asks for (of ``campaign create``
     or ``campaign run``), a value not given kept from ``was`` (the stored goal) else the
     default; None without --fastest. PerflabError on bad input (nothing is stored)."""
     if not fastest:
         if threshold is not None or alpha is not None:
-            raise PerflabError("--threshold and --alpha go with --fastest")
+            raise PerflabError("--min-effect and --alpha go with --fastest")
         return None
     was = was or Goal(THRESHOLD, ALPHA)
     new = Goal(was.threshold if threshold is None else threshold,
                was.alpha if alpha is None else alpha)  # fmt: skip
     if not 0 < new.threshold < 1:
-        raise PerflabError(f"--threshold {new.threshold:g}: a fraction between 0 and 1 (0.05: 5 %)")
+        raise PerflabError(
+            f"--min-effect {new.threshold:g}: a fraction between 0 and 1 (0.05: 5 %)"
+        )
     if not 0 < new.alpha < 1:
         raise PerflabError(f"--alpha {new.alpha:g}: a rate between 0 and 1")
     return new
@@ -118,7 +120,7 @@ def resolve(
         )
     if ran and stored is not None and stored != new:
         raise PerflabError(f"campaign {name!r} already stops sets out of the running at "
-                           f"--threshold {stored.threshold:g} --alpha {stored.alpha:g}: its "
+                           f"--min-effect {stored.threshold:g} --alpha {stored.alpha:g}: its "
                            "looks so far spent their error at those")  # fmt: skip
     return new
 

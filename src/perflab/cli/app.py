@@ -30,8 +30,8 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from perflab.cli.helpfmt import HELP_ALL, HelpCommand, HelpGroup
 from perflab.cli.defaults import apply_project
+from perflab.cli.helpfmt import HELP_ALL, HelpCommand, HelpGroup
 from perflab.cli.spelling import Said, global_first
 from perflab.display import guard_streams
 from perflab.errors import INTERNAL_ERROR, PerflabError

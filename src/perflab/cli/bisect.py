@@ -27,9 +27,11 @@ from perflab.bisect.driver import (
 from perflab.bisect.releases import as_version, between, index_versions, release_tag
 from perflab.bisect.render import lines, stage_dict, what_args
 from perflab.cli.app import json_option, main, output_option, progress
-from perflab.cli.compare import DECISION_OPTIONS, gate_metric
+from perflab.cli.compare import ALPHA, DECISION_OPTIONS, gate_metric
 from perflab.cli.helpfmt import preset_options
+from perflab.cli.ranges import ends_of, range_option
 from perflab.cli.spec_options import base_spec, run_options
+from perflab.cli.spelling import Deprecated
 from perflab.errors import PerflabError, Unanswerable
 from perflab.files import atomic_write, home_dir
 from perflab.prepare import prepare
@@ -38,12 +40,13 @@ from perflab.spec import RunSpec
 
 OPTIONS = [
     click.option("--package", default="parsl", show_default=True, help="The package bisected."),
-    click.option("--good", required=True, metavar="A", help="Older end: release or commit."),
-    click.option("--bad", required=True, metavar="B", help="Newer end: release or commit."),
+    range_option("The good (older) end and the bad (newer) one: releases of --package, or "
+                 "commits or tags of --repo."),
+    click.option("--good", cls=Deprecated, now="--range GOOD..BAD"),
+    click.option("--bad", cls=Deprecated, now="--range GOOD..BAD"),
     click.option("--repo", type=click.Path(), help="A git clone of the package (read only)."),
-    DECISION_OPTIONS[0],  # --threshold
-    DECISION_OPTIONS[2],  # --by
-    click.option("--alpha", type=float, default=0.05, show_default=True,
+    DECISION_OPTIONS[0],  # --min-effect
+    click.option("--alpha", type=float, default=ALPHA, show_default=True,
                  help="Chance of any wrong decision over the whole search."),
     click.option("--runs", type=int, help="Most runs per side (default 10)."),
     click.option("--min-runs", type=int, default=4, show_default=True,
@@ -109,11 +112,12 @@ def _treated(base: RunSpec, o: dict[str, Any]) -> RunSpec:
 @output_option("Write bisect.json, bisect.html and a PNG per stage (the metric on the axis).")
 @json_option
 def bisect_cmd(**o: Any) -> None:
-    """Which commits made the step between --good and --bad? Confirms the step with the
+    """Which commits made the step between the ends of --range GOOD..BAD? Confirms the step with the
     paired gate, bisects the releases the package index lists between them, then (with
     --repo) the commits between the two releases found. Progress (each build, each
     comparison as decided, the runs and minutes so far) goes to stderr, also with --json.
     Exit 0 done, 1 an end does not build or run (nothing bisected), 2 bad input."""
+    o["good"], o["bad"] = ends_of(o, ("good", "bad"))
     settings = _settings(o)
     base = _treated(base_spec(o), o)
     validate(base)
@@ -139,9 +143,9 @@ def bisect_cmd(**o: Any) -> None:
 def _settings(o: dict[str, Any]) -> Settings:
     from perflab.compare.planned import DEFAULT_MAX_TIME_S, parse_target
 
-    metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, o["by_metric"])
+    metric = gate_metric(o)
     if not 0 < o["alpha"] < 0.5 or not 0 < o["threshold"] < 1:
-        raise PerflabError("--alpha must be in (0, 0.5) and --threshold in (0, 1)")
+        raise PerflabError("--alpha must be in (0, 0.5) and --min-effect in (0, 1)")
     runs = 10 if o["runs"] is None else o["runs"]
     if runs < 2 or o["max_culprits"] < 1:
         raise PerflabError("--runs must be at least 2 and --max-culprits at least 1")
@@ -205,10 +209,10 @@ def _releases(o: dict, base: RunSpec, settings: Settings, repo: Path | None, res
                 [
                     "perflab",
                     "compare",
-                    "--package-a",
-                    f"{package}=={c['before']}",
-                    "--package-b",
-                    f"{package}=={c['key']}",
+                    "--package",
+                    package,
+                    "--range",
+                    f"{c['before']}..{c['key']}",
                     *_what(base, settings),
                 ]
             )

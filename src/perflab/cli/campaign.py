@@ -13,6 +13,7 @@ from perflab import api
 from perflab.campaign.store import Store
 from perflab.cli.app import (
     SEED,
+    Aliased,
     json_option,
     kv,
     kv_option,
@@ -45,7 +46,7 @@ def _designs() -> Any:
 
 
 def fastest_options(stored: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--fastest [--threshold F] [--alpha F]``: the campaign's goal is its fastest set
+    """``--fastest [--min-effect F] [--alpha F]``: the campaign's goal is its fastest set
     (``campaign/running.py``); ``stored`` says how the verb keeps it."""
 
     def add(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -53,14 +54,15 @@ def fastest_options(stored: str) -> Callable[[Callable[..., Any]], Callable[...,
             click.option("--fastest", is_flag=True, help="The question is which set is "
                          "fastest: a set also stops (its runs not needed) once it is clearly "
                          "slower than the best, its interval wholly above the best's by more "
-                         "than --threshold at a level that accounts for every set and look "
+                         "than --min-effect at a level that accounts for every set and look "
                          f"(--alpha). {stored} Without it, sets stop only at --precision's "
                          "target."),
-            click.option("--threshold", type=float, default=None, help="With --fastest: how "
+            click.option("--min-effect", "threshold", type=float, default=None, cls=Aliased,
+                         old=("--threshold",), help="With --fastest: how "
                          "much slower than the best a set must clearly be to stop (default "
                          "0.05: 5%)."),
             click.option("--alpha", type=float, default=None, help="With --fastest: the "
-                         "chance of stopping any set within --threshold of the fastest, over "
+                         "chance of stopping any set within --min-effect of the fastest, over "
                          "all sets and looks (default 0.05)."),
         ]):  # fmt: skip
             f = o(f)
@@ -243,11 +245,14 @@ def _extend_to(
 @campaign.command("run")
 @click.argument("name")
 @runner_option
-@click.option("--parsl-config", type=click.Path(), help="With --runner parsl: where runs go.")
+@click.option(
+    "--runner-config", "parsl_config", type=click.Path(), cls=Aliased, old=("--parsl-config",),
+    help="With --runner parsl: the Parsl config file saying where runs go.",
+)  # fmt: skip
 @click.option("--max-runs", type=int, help="Stop after this many runs (resume later).")
 @fastest_options(
     "Stored with the campaign (as `campaign create --fastest` stores it): a resumed run keeps "
-    "it; another --threshold or --alpha is taken only before the first run."
+    "it; another --min-effect or --alpha is taken only before the first run."
 )
 @store_option
 @json_option

@@ -13,10 +13,12 @@ from typing import Any, TypeVar
 
 import click
 
-from perflab.cli.app import err_console, json_option, main, progress
+from perflab.cli.app import Aliased, err_console, json_option, main, progress
 from perflab.cli.helpfmt import preset_options
 from perflab.cli.precise import max_time_option, precision_option
+from perflab.cli.ranges import compare_sides, range_option
 from perflab.cli.spec_options import base_spec, run_options
+from perflab.cli.spelling import Deprecated
 from perflab.compare import calibrate as cal
 from perflab.compare.gate import (
     DEFAULT_MAX_RUNS,
@@ -36,6 +38,9 @@ from perflab.spec import RunSpec
 
 T = TypeVar("T")
 
+#: The one significance level of every verb's gate (compare's was 0.01 before issue 51).
+ALPHA = 0.05
+
 #: (option stem, click kwargs): each becomes --stem, --stem-a and --stem-b.
 SIDE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("treat", {"metavar": "A,B=LEVEL", "help": "Treatment set from the catalog."}),
@@ -51,8 +56,9 @@ SIDE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
         "package",
         {
             "multiple": True,
-            "metavar": "NAME==VERSION",
-            "help": "Package version installed into a cached private venv (repeatable).",
+            "metavar": "NAME[==VERSION]",
+            "help": "Package version installed into a cached private venv (repeatable); a bare "
+            "NAME says whose releases --range names (default parsl).",
         },
     ),
     (
@@ -76,24 +82,21 @@ SIDE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
 ]
 DECISION_OPTIONS = [
     click.option(
-        "--threshold",
+        "--min-effect",
+        "threshold",
         type=float,
         default=0.05,
         show_default=True,
-        help="Practical threshold: smaller changes are 'no difference'.",
+        cls=Aliased,
+        old=("--threshold",),
+        help="A change worth reporting (0.05: 5%): smaller ones are 'no difference'.",
     ),
     click.option(
         "--alpha",
         type=float,
-        default=0.01,
+        default=ALPHA,
         show_default=True,
         help="False-alarm rate of the whole (sequential) comparison.",
-    ),
-    click.option(
-        "--by",
-        "by_metric",
-        help="Metric to decide on (default: us_per_task, or "
-        f"the command's --metric); also {', '.join(DERIVED)}.",
     ),
 ]
 
@@ -142,6 +145,8 @@ def side_options(f: Any) -> Any:
             if suffix:
                 kwargs["help"] = f"{who} (see --{stem})."
             dest = stem.replace("-", "_") + suffix.replace("-", "_")
+            if stem == "package" and suffix:  # one side's release: now --range A..B
+                kwargs.update(cls=Deprecated, now="--range A..B (with --package NAME)")
             f = click.option(f"--{stem}{suffix}", f"side_{dest}", **kwargs)(f)
     return f
 
@@ -152,13 +157,13 @@ def decision_options(f: Any) -> Any:
     return f
 
 
-def gate_metric(o: dict[str, Any], by: str | None) -> str:
-    metric = by or (
-        o["metric"] if o["command"] or o["side_command_a"] or o["side_command_b"] else "us_per_task"
-    )
+def gate_metric(o: dict[str, Any]) -> str:
+    """``--metric`` (``o``: click's keyword arguments), if the gate can decide on it (a
+    record's metric or a derived one)."""
+    metric = o["metric"]
     if metric not in METRICS and metric not in DERIVED:
         raise PerflabError(
-            f"unknown metric {metric!r} for --by (known: {', '.join([*METRICS, *DERIVED])})"
+            f"unknown metric {metric!r} for --metric (known: {', '.join([*METRICS, *DERIVED])})"
         )
     return metric
 
@@ -167,6 +172,9 @@ def gate_metric(o: dict[str, Any], by: str | None) -> str:
 @preset_options
 @run_options
 @side_options
+@range_option("A's end and B's: releases of --package NAME, commits or tags of --repo, or "
+              "two source folders.")  # fmt: skip
+@click.option("--repo", type=click.Path(), help="A git clone: --range names its commits.")
 @decision_options
 @click.option(
     "--runs",
@@ -217,7 +225,6 @@ def compare(
     markdown_path: str | None,
     threshold: float,
     alpha: float,
-    by_metric: str | None,
     as_json: bool,
     **o: Any,
 ) -> None:
@@ -225,7 +232,8 @@ def compare(
     run against its neighbouring B run (paired); prints each side, the ratio B/A with a CI, a
     p-value and a verdict: faster, slower, no difference, or inconclusive. Exit 0 no
     regression, 1 regression (B slower, or a run failed), 2 bad input."""
-    metric = gate_metric(o, by_metric)
+    metric = gate_metric(o)
+    compare_sides(o)
     if update_parts and precision_target is None:
         raise PerflabError("--update-parts pools a planned comparison: give --precision")
     a, b = (Side(s.upper(), _side(o, s)) for s in ("a", "b"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from perflab.cli.app import main, shown_warnings, store_option
+from perflab.cli.spelling import Deprecated
+from perflab.errors import PerflabError
 
 
 @main.command("export")
@@ -42,11 +44,18 @@ def export_cmd(
 
 @main.command("import")
 @click.argument("csv_file", type=click.Path())
-@click.option("--campaign", "name", required=True, help="Name of the new campaign.")
+@click.argument("name", required=False)
+@click.option("--campaign", "old_name", cls=Deprecated, now="a positional NAME")
 @click.option("--metric", default="us_per_task", show_default=True, help="The score column.")
 @store_option
-def import_cmd(csv_file: str, name: str, metric: str, store_path: str | None) -> None:
-    """Import a dataset CSV made elsewhere (other tools' header names too) as a new campaign."""
+def import_cmd(
+    csv_file: str, name: str | None, old_name: str | None, metric: str, store_path: str | None
+) -> None:
+    """Import a dataset CSV made elsewhere (other tools' header names too) as a new campaign
+    NAME."""
+    name = name or old_name
+    if not name:
+        raise PerflabError("perflab import CSV NAME: give the new campaign's NAME")
     from perflab.api import import_dataset
 
     n = import_dataset(csv_file, name, metric, store_path)

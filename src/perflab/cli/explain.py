@@ -11,6 +11,7 @@ import click
 
 from perflab.cli.app import (
     SEED,
+    Aliased,
     err_console,
     json_option,
     main,
@@ -19,9 +20,12 @@ from perflab.cli.app import (
     progress,
     runs_option,
 )
+from perflab.cli.compare import ALPHA
 from perflab.cli.helpfmt import preset_options
 from perflab.cli.precise import max_time_option, plan_for, precision_option, sized
+from perflab.cli.ranges import ends_of, range_option
 from perflab.cli.spec_options import base_spec, run_options
+from perflab.cli.spelling import Deprecated
 
 if TYPE_CHECKING:
     from perflab.compare.precision import Looks, Plan
@@ -31,20 +35,15 @@ if TYPE_CHECKING:
 @preset_options
 @run_options
 @click.option("--package", default="parsl", show_default=True, help="Package of the releases.")
-@click.option("--from", "rel_a", required=True, metavar="A", help="The older release.")
-@click.option("--to", "rel_b", required=True, metavar="B", help="The newer release.")
+@range_option("The older release and the newer one, A..B.")
+@click.option("--from", "rel_a", cls=Deprecated, now="--range A..B")
+@click.option("--to", "rel_b", cls=Deprecated, now="--range A..B")
 @runs_option(6, "Rounds of the step and focus stages (every condition once per round).")
 @click.option(
     "--screen-runs",
     type=int,
     default=0,
     help="Replicates of the screen's design (default: the fewest that leave 4 degrees of freedom).",
-)
-@click.option(
-    "--by",
-    "by_metric",
-    help="Metric(s), comma-separated; the first decides "
-    "(default us_per_task, or the command's --metric); also cpu_us_per_task.",
 )
 @click.option(
     "--module",
@@ -72,16 +71,19 @@ if TYPE_CHECKING:
     "netns in a private network namespace; keep measures both with perflab's.",
 )
 @click.option(
-    "--threshold",
+    "--min-effect",
+    "threshold",
     type=float,
     default=0.05,
     show_default=True,
-    help="A smaller step is nothing to explain.",
+    cls=Aliased,
+    old=("--threshold",),
+    help="A change worth reporting (0.05: 5%): a smaller step is nothing to explain.",
 )
 @click.option(
     "--alpha",
     type=float,
-    default=0.05,
+    default=ALPHA,
     show_default=True,
     help="Level of the step test and of the Holm-corrected claims.",
 )
@@ -104,8 +106,6 @@ if TYPE_CHECKING:
 @json_option
 def explain(
     package: str,
-    rel_a: str,
-    rel_b: str,
     name: str | None,
     store_path: str | None,
     output: str | None,
@@ -123,7 +123,10 @@ def explain(
     def on_stage(stage: str, pending: int) -> None:
         progress(f"{stage}: {pending} runs to go")
 
-    spec, metrics = base_spec(o), names(o["by_metric"])
+    # --metric may name several, comma-separated: the first decides, the rest are reported
+    rel_a, rel_b = ends_of(o, ("rel_a", "rel_b"))
+    metrics = names(o["metric"]) or ["us_per_task"]
+    spec = base_spec({**o, "metric": metrics[0]})
     looks, budget = None, None
     if o["precision_target"] is not None:
         metric = (metrics or [spec.metric])[0]

@@ -9,20 +9,21 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import SEED, err_console, json_option, main, output_option, progress
+from perflab.cli.app import SEED, Aliased, err_console, json_option, main, output_option, progress
+from perflab.cli.compare import ALPHA, gate_metric
 from perflab.cli.helpfmt import preset_options
 from perflab.cli.precise import max_time_option, plan_for, precision_option, sized
+from perflab.cli.ranges import ends_of, range_option
 from perflab.cli.spec_options import base_spec, run_options
-from perflab.compare.gate import DERIVED
+from perflab.cli.spelling import Deprecated
 from perflab.compare.history import History, Release, history_figure, run_history
 from perflab.compare.history_seq import StepPlan
 from perflab.compare.precision import Plan
 from perflab.compare.render import history_html, history_markdown, print_history
-from perflab.errors import PerflabError, Unanswerable
+from perflab.errors import Unanswerable
 from perflab.files import atomic_write
 from perflab.prepare import Prepared, prepare
 from perflab.run.measure import validate
-from perflab.run.record import METRICS
 from perflab.spec import RunSpec
 
 
@@ -36,27 +37,27 @@ from perflab.spec import RunSpec
     show_default=True,
     help="The package whose releases are measured.",
 )
-@click.option(
-    "--versions",
-    required=True,
-    metavar="V1,V2,…",
-    help="Releases in order (oldest first), each installed into a cached venv.",
+@range_option(
+    "Releases of --package: A..B every release the index lists from A to B, or a list "
+    "A,B,C (oldest first); each is installed into a cached venv.",
+    lists=True,
 )
+@click.option("--versions", cls=Deprecated, now="--range A,B,C")
 @click.option("--runs", type=int, default=4, show_default=True, help="Runs per release.")
 @click.option(
-    "--by", "by_metric", default="tasks_per_s", show_default=True, help="Metric to plot and test."
-)
-@click.option(
-    "--threshold",
+    "--min-effect",
+    "threshold",
     type=float,
     default=0.05,
     show_default=True,
-    help="Practical threshold for a confirmed change point.",
+    cls=Aliased,
+    old=("--threshold",),
+    help="A change worth reporting (0.05: 5%): a smaller change point is not confirmed.",
 )
 @click.option(
     "--alpha",
     type=float,
-    default=0.05,
+    default=ALPHA,
     show_default=True,
     help="False-alarm rate over all adjacent pairs.",
 )
@@ -74,9 +75,7 @@ from perflab.spec import RunSpec
 @json_option
 def history(
     package: str,
-    versions: str,
     runs: int,
-    by_metric: str,
     threshold: float,
     alpha: float,
     seed: int,
@@ -86,14 +85,13 @@ def history(
     as_json: bool,
     **o: Any,
 ) -> None:
-    """Measure the same benchmark on each release of a package (e.g. --versions
+    """Measure the same benchmark on each release of a package (e.g. --range
     2024.6.3,2025.6.2,…), in rounds of random order, and find change points (PELT, each
     confirmed by the compare gate on the two releases around it)."""
-    if by_metric not in METRICS and by_metric not in DERIVED:
-        raise PerflabError(f"unknown metric {by_metric!r} for --by")
+    by_metric = gate_metric(o)
     spec = base_spec(o)
     validate(spec)
-    wanted = [v.strip() for v in versions.split(",") if v.strip()]
+    wanted = releases(package, ends_of(o, ("versions",), lists=True), o)
     pl, steps, budget = None, None, None
     if precision_target is not None:
         pl = plan_for(spec, by_metric, precision_target, max_time, alpha, max(2, len(wanted)))
@@ -124,6 +122,15 @@ def history(
     why = hist.unanswered()
     if why:  # what was measured is shown and written; the gap is the exit code's
         raise Unanswerable(f"history {package}: {why}")
+
+
+def releases(package: str, ends: list[str], o: dict[str, Any]) -> list[str]:
+    """The releases measured: a list as given; ``A..B`` every release from A to B."""
+    if o.get("ends") and ".." in o["ends"]:
+        from perflab.bisect.releases import between, index_versions
+
+        return between(index_versions(package), *ends)
+    return ends
 
 
 def write(out: Path, hist: History, data: dict[str, Any]) -> None:

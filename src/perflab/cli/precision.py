@@ -125,7 +125,7 @@ def _spec(o: dict[str, Any]) -> tuple[RunSpec, str]:
     from perflab.factors.catalog import load_catalogs
     from perflab.factors.treat import treat
 
-    metric = gate_metric({**o, "side_command_a": None, "side_command_b": None}, o["by_metric"])
+    metric = gate_metric(o)
     spec = base_spec(o)
     if o["treat_set"] or o["catalogs"]:
         spec = treat(spec, o["treat_set"], load_catalogs(list(o["catalogs"])))

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from perflab.cli.app import kv, kv_option, registry_option, resolved
+from perflab.cli.app import Aliased, kv, kv_option, registry_option, resolved
 from perflab.errors import PerflabError
 from perflab.spec import RunSpec
 
@@ -73,9 +73,12 @@ RUN_OPTIONS = [
     click.option("--workers", type=int, help="Workers (per node for HTEX). Default: cores."),
     kv_option("--opt", "opts", "Engine option, e.g. prefetch_capacity=100 (repeatable)."),
     click.option(
-        "--parsl-config",
+        "--engine-config",
+        "parsl_config",
         type=click.Path(),
-        help="parsl-perf style config file (defines `config` or `fresh_config()`).",
+        cls=Aliased,
+        old=("--parsl-config",),
+        help="The engine's config file, parsl-perf style (defines `config` or `fresh_config()`).",
     ),
     click.option(
         "--command",
@@ -87,7 +90,9 @@ RUN_OPTIONS = [
         "--metric",
         default="us_per_task",
         show_default=True,
-        help="Which metric a black-box command's score is.",
+        cls=Aliased,
+        old=("--by",),
+        help="The metric decided on and analysed (and which one a black-box command's score is).",
     ),
     timeout_option,
     click.option(

@@ -73,7 +73,7 @@ def _searches() -> Any:
 @click.option(
     "--runner-config",
     type=click.Path(exists=True, dir_okay=False),
-    help="With --runner parsl: the Parsl config file saying where runs go (--parsl-config "
+    help="With --runner parsl: the Parsl config file saying where runs go (--engine-config "
     "is the measured engine's).",
 )
 @store_option

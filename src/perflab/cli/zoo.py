@@ -15,6 +15,7 @@ from perflab.campaign.plan import run_campaign
 from perflab.campaign.store import Store
 from perflab.cli.app import (
     SEED,
+    Aliased,
     json_option,
     main,
     names,
@@ -25,6 +26,7 @@ from perflab.cli.app import (
 )
 from perflab.cli.precise import max_time_option, parse_target, precision_option
 from perflab.cli.spec_options import timeout_option
+from perflab.cli.spelling import Deprecated
 from perflab.errors import PerflabError, Unanswerable
 from perflab.report import campaign_text
 from perflab.zoo.suite import (
@@ -96,11 +98,14 @@ _SHARED = [
         help="Fewest tasks per METG run (more where --point-s asks for them).",
     ),
     click.option(
-        "--threshold",
+        "--efficiency",
+        "threshold",
         type=float,
         default=0.5,
         show_default=True,
-        help="METG efficiency threshold.",
+        cls=Aliased,
+        old=("--threshold",),
+        help="The efficiency METG is the smallest task size at (0.5: 50%).",
     ),
     click.option(
         "--basis",
@@ -109,7 +114,8 @@ _SHARED = [
         help="Efficiency relative to the kernel's calibrated peak, or to the largest task size.",
     ),
     timeout_option,
-    click.option("--name", help="Campaign name (a stored one of that name is resumed)."),
+    click.argument("name", required=False),
+    click.option("--name", "old_name", cls=Deprecated, now="a positional NAME"),
     output_option("Write zoo.html here."),
     click.option("--seed", type=SEED, help="Random seed for the run order."),
     store_option,
@@ -241,7 +247,7 @@ def _run(cfg: ZooConfig, o: dict[str, Any], prefix: str) -> None:
         progress(f"METG search, next levels: {levels}")
 
     result = zoo(
-        cfg, o["name"], prefix, o["seed"], o["threshold"], o["basis"], o["output"],
+        cfg, o["name"] or o["old_name"], prefix, o["seed"], o["threshold"], o["basis"], o["output"],
         o["store_path"], _round, levels,
         **_precise(o),
     )  # fmt: skip

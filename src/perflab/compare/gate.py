@@ -184,7 +184,7 @@ def run_compare(
     the levels of ``look_levels``) until decided or ``n_max``; without ``sequential`` only at
     n_max. ``paired`` tests A's i-th run against B's i-th, its neighbour in the ABBA order."""
     if not 0 < threshold < 1:
-        raise PerflabError(f"--threshold must be between 0 and 1 (got {threshold})")
+        raise PerflabError(f"--min-effect must be between 0 and 1 (got {threshold})")
     if not 0 < alpha < 0.5:
         raise PerflabError(f"--alpha must be between 0 and 0.5 (got {alpha})")
     if n_max < 2:
@@ -278,7 +278,7 @@ def _noise_note(
     return (
         f"inconclusive at {len(a)} runs per side: the sd of {what} is {sigma:.3f} here, so "
         f"telling a {2 * threshold:.0%} change takes about {need} runs per side "
-        "(see `perflab precision --gate`; `--by cpu_us_per_task` is often far less noisy)"
+        "(see `perflab precision --gate`; `--metric cpu_us_per_task` is often far less noisy)"
     )
 
 

@@ -162,14 +162,15 @@ class History:
     def explain_command(self, cp: ChangePoint) -> str:
         """The ``perflab explain`` command that asks why this change point's step happened
         (the same benchmark as the history's, on the two releases around it)."""
-        return " ".join(["perflab", "explain", "--package", self.package, "--from", cp.before,
-                         "--to", cp.after, *self._what(), "--by", self.metric])  # fmt: skip
+        return " ".join(["perflab", "explain", "--package", self.package, "--range",
+                         f"{cp.before}..{cp.after}", *self._what(),
+                         "--metric", self.metric])  # fmt: skip
 
     def bisect_command(self, cp: ChangePoint) -> str:
         """The ``perflab bisect`` command that looks for the commits that made this change
         point's step (``--repo``: a clone of the package, to go on from releases to commits)."""
-        return " ".join(["perflab", "bisect", "--package", self.package, "--good", cp.before,
-                         "--bad", cp.after, *self._what(), "--by", self.metric,
+        return " ".join(["perflab", "bisect", "--package", self.package, "--range",
+                         f"{cp.before}..{cp.after}", *self._what(), "--metric", self.metric,
                          "--repo", "CLONE"])  # fmt: skip
 
     def _what(self) -> list[str]:
@@ -188,9 +189,9 @@ class History:
 def release_specs(base: RunSpec, package: str, versions: list[str]) -> list[Release]:
     """One spec per release: ``base`` with ``package==version`` in its private venv."""
     if len(versions) < 2:
-        raise PerflabError("--versions needs at least two releases")
+        raise PerflabError("--range needs at least two releases")
     if len(set(versions)) != len(versions):
-        raise PerflabError("--versions names a release twice")
+        raise PerflabError("--range names a release twice")
     out = []
     for v in versions:
         req = check_requirement(f"{package}=={v}")

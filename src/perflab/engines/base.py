@@ -70,7 +70,7 @@ class Engine:
         """Check options in the caller's process, before any process is started."""
         cls.resolve_options(options)
         if parsl_config is not None:
-            raise PerflabError(f"--parsl-config applies only to Parsl engines, not {cls.name!r}")
+            raise PerflabError(f"--engine-config applies only to Parsl engines, not {cls.name!r}")
 
     @classmethod
     def insecure(cls, options: dict[str, Any], parsl_config: str | None) -> str | None:

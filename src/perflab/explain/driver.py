@@ -136,7 +136,7 @@ def _measure_step(
 
 
 def metric_of(setup: Setup) -> str:
-    """The metric that decides (the first of ``--by``)."""
+    """The metric that decides (the first of ``--metric``)."""
     return setup.metrics[0]
 
 

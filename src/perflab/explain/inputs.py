@@ -22,7 +22,7 @@ def checked(draft: Setup) -> Setup:
     metrics = draft.metrics or [base.metric if base.command else "us_per_task"]
     for m in metrics:
         if m not in METRICS and m not in DERIVED:
-            raise PerflabError(f"unknown metric {m!r} for --by")
+            raise PerflabError(f"unknown metric {m!r} for --metric")
     if draft.runs < 3:
         raise PerflabError(f"--runs must be at least 3 rounds (got {draft.runs})")
     name = draft.name or f"explain-{draft.package}-{draft.a}-{draft.b}"

@@ -99,7 +99,7 @@ def make_plan(setup: Setup) -> ExplainPlan:
     (``add_sources``): a pair with nothing to explain never needs it."""
     check_name(setup.name, "--name")
     if setup.a == setup.b:
-        raise PerflabError(f"--from and --to name the same release ({setup.a}): nothing to explain")
+        raise PerflabError(f"--range names the same release twice ({setup.a}): nothing to explain")
     spec = {
         v: replace(setup.base, packages=[check_requirement(f"{setup.package}=={v}")])
         for v in (setup.a, setup.b)

@@ -49,7 +49,7 @@ def run_zoo(
     from perflab.zoo.adaptive import next_round
 
     if basis not in BASES or not 0 < threshold < 1:
-        raise PerflabError(f"--basis must be one of {', '.join(BASES)}; --threshold in (0, 1)")
+        raise PerflabError(f"--basis must be one of {', '.join(BASES)}; --efficiency in (0, 1)")
     name = name or default_name(prefix)
     if name not in store.campaign_names():
         if precision is not None:  # a target out of reach is refused before the pilot

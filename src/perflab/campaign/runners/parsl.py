@@ -96,7 +96,7 @@ class ParslRunner(Runner):
         super().__init__(**options)
         if not self.opts["parsl_config"]:  # said before a progress bar is shown
             raise PerflabError(
-                "the parsl runner needs a Parsl config file (campaign run --parsl-config, "
+                "the parsl runner needs a Parsl config file (campaign run --runner-config, "
                 "tune --runner-config)"
             )
         # checked here, before the campaign's lease or any run is taken
