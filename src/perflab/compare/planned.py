@@ -59,7 +59,8 @@ def precise_compare(
         side.ready()  # once per comparison (a no-op when the verb made it ready)
     run_s = found.parts.run_s(pl.tasks)
     if found.whole_run:  # a command: undecided, it goes on until the time budget
-        k_max = busy.pairs_within(max_time_s, run_s, pl.pairs)
+        # the budget stops it (out_of_time); the looks allow runs twice as fast as the pilot's
+        k_max = busy.pairs_within(max_time_s, run_s / 2, pl.pairs)
         levels = busy.long_looks(o["min_runs"], pl.pairs, k_max, alpha)
     else:
         k_max = max(pl.pairs, min(pp.most_pairs(pl.pairs), int(max_time_s // (2 * run_s))))
