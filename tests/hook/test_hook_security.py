@@ -103,6 +103,8 @@ def test_the_hook_imports_nothing_that_could_listen_or_unpickle() -> None:
         "inspect",
         "atexit",
         "time",
+        "sysconfig",  # a built variant's CONFIG_ARGS (hook/interp_proof.py)
+        "warnings",  # Python's warning that an extension turned the GIL back on
         "importlib",
         "importlib.util",
         "importlib.machinery",
