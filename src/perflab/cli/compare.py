@@ -33,7 +33,7 @@ from perflab.files import atomic_write, home_dir, perflab_home
 from perflab.prepare import Prepared, prepare
 from perflab.run.measure import measure, validate
 from perflab.run.record import METRICS, RunRecord
-from perflab.spec import RunSpec
+from perflab.spec import RunSpec, default_metric
 
 T = TypeVar("T")
 
@@ -93,8 +93,8 @@ DECISION_OPTIONS = [
     click.option(
         "--by",
         "by_metric",
-        help="Metric to decide on (default: us_per_task, or "
-        f"the command's --metric); also {', '.join(DERIVED)}.",
+        help="Metric to decide on (default: --metric: us_per_task for an engine, wall_s "
+        f"for a command); also {', '.join(DERIVED)}.",
     ),
 ]
 
@@ -154,9 +154,9 @@ def decision_options(f: Any) -> Any:
 
 
 def gate_metric(o: dict[str, Any], by: str | None) -> str:
-    metric = by or (
-        o["metric"] if o["command"] or o["side_command_a"] or o["side_command_b"] else "us_per_task"
-    )
+    command = o["command"] or o["side_command_a"] or o["side_command_b"]
+    # the run's own default when nothing is named: wall_s for a command, else us_per_task
+    metric = by or o["metric"] or default_metric(command)
     if metric not in METRICS and metric not in DERIVED:
         raise PerflabError(
             f"unknown metric {metric!r} for --by (known: {', '.join([*METRICS, *DERIVED])})"

@@ -42,7 +42,11 @@ from perflab.spec import RunSpec
 )
 @click.option("--runs", type=int, default=4, show_default=True, help="Runs per release.")
 @click.option(
-    "--by", "by_metric", default="tasks_per_s", show_default=True, help="Metric to plot and test."
+    "--by",
+    "by_metric",
+    default=None,
+    help="Metric to plot and test (default: tasks_per_s; a command's: its --metric, wall_s "
+    "unless named).",
 )
 @click.option(
     "--threshold",
@@ -74,7 +78,7 @@ def history(
     package: str,
     versions: str,
     runs: int,
-    by_metric: str,
+    by_metric: str | None,
     threshold: float,
     alpha: float,
     seed: int,
@@ -87,9 +91,11 @@ def history(
     """Measure the same benchmark on each release of a package (e.g. --versions
     2024.6.3,2025.6.2,…), in rounds of random order, and find change points (PELT, each
     confirmed by the compare gate on the two releases around it)."""
+    spec = base_spec(o)
+    # a command's runs have its own metric (wall_s unless --metric names another)
+    by_metric = by_metric or (spec.metric if spec.command else "tasks_per_s")
     if by_metric not in METRICS and by_metric not in DERIVED:
         raise PerflabError(f"unknown metric {by_metric!r} for --by")
-    spec = base_spec(o)
     validate(spec)
     wanted = [v.strip() for v in versions.split(",") if v.strip()]
     pl, steps, budget = None, None, None
