@@ -18,8 +18,8 @@ ENGINE_METRIC = "us_per_task"
 #: time; CPU and peak RSS beside it), as hyperfine does; a printed number is read only when
 #: ``--metric`` names it.
 COMMAND_METRIC = "wall_s"
-#: The metrics perflab measures of a command itself (its process tree): never read from
-#: the command's stdout.
+#: The metrics perflab measures of a command itself (its process tree): the score of a
+#: command whose output is not read, and of one that printed no score line.
 SELF_MEASURED = frozenset(
     {"wall_s", "cpu_user_s", "cpu_sys_s", "utilization", "peak_rss_bytes", "ctx_switches",
      "write_bytes", "log_bytes"}
@@ -62,6 +62,10 @@ class RunSpec:
     #: command, a metric in ``SELF_MEASURED`` is perflab's own measurement; any other is
     #: read from the last line the command prints.
     metric: str = ""
+    #: Whether a command's score is read from its last stdout line, as ``metric`` in that
+    #: metric's unit (None: settled when the spec is built: read only where ``metric`` was
+    #: named, as ``--metric NAME``; without it perflab measures the command itself).
+    score_line: bool | None = None
     timeout_s: float = 300.0
     treatments: list[str] = field(default_factory=list)
     #: Extra environment for the measured process tree.
@@ -102,8 +106,13 @@ class RunSpec:
     graceful: bool = False
 
     def __post_init__(self) -> None:
+        if self.score_line is None:
+            object.__setattr__(self, "score_line", self.command is not None and bool(self.metric))
         if not self.metric:
             object.__setattr__(self, "metric", default_metric(self.command))
+        if self.command is not None and self.metric not in SELF_MEASURED:
+            # only the command's print (or perflab's hook) can say its µs per task
+            object.__setattr__(self, "score_line", True)
         if self.command is not None:
             # A black-box command is its own target; it runs where it was asked for, so a
             # campaign resumed from elsewhere still finds its files.

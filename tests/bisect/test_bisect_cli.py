@@ -62,7 +62,8 @@ def test_bad_input_is_one_line_exit_2_and_stores_nothing(
     _bad(cli(*cmd, "--good", "a", "--bad", "b", "--repo", str(plain), home=home),
          "not a git clone", home)  # fmt: skip
     _bad(cli("--package", "other", "--good", shas[0], "--bad", shas[-1], "--repo", str(repo),
-             "--command", "echo 1", home=home), "not a clone of other", home)  # fmt: skip
+             "--metric", "us_per_task", "--command", "echo 1", home=home),
+         "not a clone of other", home)  # fmt: skip
     _bad(cli(*cmd, "--good", shas[-1], "--bad", shas[0], "--repo", str(repo), home=home),
          "ends swapped", home)  # fmt: skip
     _bad(cli(*cmd, "--good", "nosuchref", "--bad", shas[-1], "--repo", str(repo), home=home),
@@ -75,6 +76,7 @@ def test_an_index_that_cannot_be_reached_is_one_line_exit_2(tmp_path: Path) -> N
     env = {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_EXTRA_INDEX_URL": "",
            "PIP_FIND_LINKS": "", "PIP_NO_INDEX": ""}  # fmt: skip
     res = cli("--package", "toybis", "--good", "1.0", "--bad", "1.1", "--command", "echo 1",
+              "--metric", "us_per_task",
               home=home, env=env)  # fmt: skip
     _bad(res, "package index", home)
 

@@ -61,7 +61,17 @@ def one_line_exit_2(res: Result, *words: str) -> None:
 )
 def test_a_command_target_is_refused_in_one_line(tmp_path: Path, verb: list[str]) -> None:
     out = tmp_path / "out"
-    res = cli(tmp_path, *verb, str(out), "--command", SCORE, "--precision", "3%")
+    res = cli(
+        tmp_path,
+        *verb,
+        str(out),
+        "--metric",
+        "us_per_task",
+        "--command",
+        SCORE,
+        "--precision",
+        "3%",
+    )
     one_line_exit_2(res, "--precision", "a command has no window")
     assert not out.exists()  # nothing stored or written
 

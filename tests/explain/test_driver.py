@@ -36,6 +36,8 @@ def explain(toy: Path, tmp_path: Path) -> Callable[..., tuple[int, str, str]]:
             a,
             "--to",
             b,
+            "--metric",
+            "us_per_task",
             "--command",
             COMMAND,
             "--config-class",

@@ -34,10 +34,14 @@ def test_one_server_serves_many_runs_and_a_dead_one_is_replaced(
     run_root: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(launch.MODE_ENV, "server")
-    assert measure(RunSpec(command="echo 1", run_root=run_root)).status == "ok"
+    assert (
+        measure(RunSpec(metric="us_per_task", command="echo 1", run_root=run_root)).status == "ok"
+    )
     server = launch._server
     assert server is not None and server.usable()
-    assert measure(RunSpec(command="echo 2", run_root=run_root)).status == "ok"
+    assert (
+        measure(RunSpec(metric="us_per_task", command="echo 2", run_root=run_root)).status == "ok"
+    )
     assert launch._server is server  # reused, not restarted
     server.proc.kill()
     server.proc.wait()

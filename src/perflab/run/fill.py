@@ -172,10 +172,11 @@ def _fill_command(
 
 
 def _command_score(r: Draft, spec: RunSpec, run_dir: Path) -> dict[str, float]:
-    """The metrics a command's stdout gives: none when its metric is one perflab measures
-    itself (``SELF_MEASURED``: the stdout is not read), else its last line's, read as
-    ``spec.metric`` in that metric's unit. ``measurement.score_from`` says which."""
-    if spec.metric in SELF_MEASURED:
+    """The metrics a command's stdout gives: none when no metric was named (perflab
+    measures the command itself: ``spec.score_line`` is False; its stdout is not read), else
+    its last line's, read as ``spec.metric`` in that metric's unit.
+    ``measurement.score_from`` says which."""
+    if not spec.score_line:
         r["measurement"]["score_from"] = measured_score(spec.metric)
         return {}
     score = parse_score((run_dir / "stdout.txt").read_text(errors="replace"), spec.metric)
@@ -218,8 +219,12 @@ def _hook_facts(r: Draft, spec: RunSpec, run_dir: Path) -> dict[str, Any] | None
 def _score_without_line(
     r: Draft, metric: str, count: dict[str, Any] | None
 ) -> dict[str, float] | None:
-    """A score for a command that printed none: the hook's µs per task of a Parsl program;
-    None when it is not there."""
+    """A score for a command that printed none: perflab's own measurement for a metric it
+    measures (``--metric wall_s``: the command's wall time), the hook's µs per task of a
+    Parsl program; None when neither is there."""
+    if metric in SELF_MEASURED:
+        r["measurement"]["score_from"] = measured_score(metric, "the command printed no score")
+        return {}
     if metric in ("us_per_task", "tasks_per_s") and count and count["completed"]:
         span = count["span_s"]
         if span and span > 0:
