@@ -122,8 +122,7 @@ def test_a_bad_hunk_groups_is_one_line_exit_2(extra: list[str], tmp_path: Path) 
     res = CliRunner().invoke(
         main,
         ["bisect", "--package", "toyhg", "--good", "1.0", "--bad", "1.1", "--command",
-         "--metric", "us_per_task",
-         "echo 1", *extra],
+         "echo 1", "--metric", "us_per_task", *extra],
         env={"PERFLAB_HOME": str(home)},
     )  # fmt: skip
     assert res.exit_code == 2, res.output

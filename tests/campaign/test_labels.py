@@ -162,6 +162,7 @@ def test_a_command_campaign_with_labels_is_analysed_on_its_labels(tmp_path: Path
     assert len(records) == 8 and all(r.status == "ok" for r in records), records[0].error
     assert all(r.us_per_task is None and r.wall_s for r in records)  # the print is not read
     assert {tuple(r.treatments) for r in records} >= {("prefetch",), ("null_b", "prefetch")}
+    assert api.campaign_status("c", store=store)["factors"] == ["prefetch", "null_b"]
     src = open_source("c", str(store.path))
     assert src.metric == "wall_s" and src.factors == ["prefetch", "null_b"]
     a = api.analyze("c", metric="peak_rss_bytes", store=store.path).to_json()

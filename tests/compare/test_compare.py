@@ -191,6 +191,8 @@ def test_compare_flags_an_injected_slowdown_and_exits_1(tmp_path: Path) -> None:
     md = tmp_path / "summary.md"
     proc = perflab(
         "compare",
+        "--metric",
+        "us_per_task",
         "--command-a",
         "echo 100",
         "--command-b",
@@ -252,6 +254,8 @@ def test_compare_faster_is_exit_0_and_identical_sides_warn(tmp_path: Path) -> No
     home = tmp_path / "home"
     res = cli(
         "compare",
+        "--metric",
+        "us_per_task",
         "--command-a",
         "echo 100",
         "--command-b",
@@ -266,6 +270,7 @@ def test_compare_faster_is_exit_0_and_identical_sides_warn(tmp_path: Path) -> No
     assert out["verdict"] == "faster" and out["test"] == "paired t"
     welch = cli(
         "compare", "--command-a", "echo 100", "--command-b", "echo 80", "--runs", "2",
+        "--metric", "us_per_task",
         "--unpaired", "--json", home=home,
     )  # fmt: skip
     assert json.loads(welch.stdout)["test"] == "Welch t", welch.stderr
@@ -293,6 +298,7 @@ def test_a_failed_run_stops_the_comparison_as_a_regression_with_its_cause(
     home = tmp_path / "home"
     res = cli(
         "compare", "--command-a", "echo 100", "--command-b", "sh -c 'exit 3'", "--runs", "4",
+        "--metric", "us_per_task",
         "--json", home=home,
     )  # fmt: skip
     assert res.exit_code == 1, res.stderr

@@ -275,7 +275,7 @@ def status(store: Store, name: str, target: float | None = None) -> dict[str, An
         "created_at": definition.created_at,
         "target": definition.target,
         "design": definition.design,
-        "factors": definition.factors,
+        "factors": shown_all(definition.factors),  # label:NAME as NAME
         "counts": counts,
         "eta_s": eta,
         "best": dict(best) if best else None,
