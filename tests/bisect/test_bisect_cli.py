@@ -87,7 +87,8 @@ def test_a_range_with_no_step_says_so_and_runs_no_bisection(
     repo, shas = clone
     home = tmp_path / "home"
     args = ["--package", "toybis", "--good", shas[0], "--bad", shas[2], "--repo", str(repo),
-            "--build", "tree", "--command", "echo 100", "--runs", "4"]  # fmt: skip
+            "--build", "tree", "--command", "echo 100", "--metric", "us_per_task",
+            "--runs", "4"]  # fmt: skip
     res = cli(*args, "--json", home=home)
     assert res.exit_code == 0, res.output
     (stage,) = json.loads(res.stdout)["stages"]
@@ -108,7 +109,8 @@ def test_bisect_builds_commits_of_a_clone_and_names_the_culprit(
     home = tmp_path / "home"
     before = git(repo, "status", "--porcelain"), git(repo, "worktree", "list")
     args = ["bisect", "--package", "toybis", "--good", "v1.0", "--bad", "main", "--repo",
-            str(repo), "--build", "tree", "--command", SCORE, "--runs", "6", "--explain",
+            str(repo), "--build", "tree", "--metric", "us_per_task",
+            "--command", SCORE, "--runs", "6", "--explain",
             "-o", str(tmp_path / "out")]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(home)}
     run = [sys.executable, "-m", "perflab", *args]

@@ -32,7 +32,8 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
 def _bisect(clone: tuple[Path, list[str]], tmp_path: Path, fail: str) -> Result:
     repo, shas = clone
     args = ["bisect", "--package", "toybis", "--good", shas[0], "--bad", shas[-1], "--repo",
-            str(repo), "--build", "tree", "--command", SCORE.format(fail=fail), "--runs", "3",
+            str(repo), "--build", "tree", "--metric", "us_per_task",
+            "--command", SCORE.format(fail=fail), "--runs", "3",
             "--min-runs", "2", "--json"]  # fmt: skip
     return CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path / "home")})
 

@@ -64,7 +64,8 @@ def test_bisect_builds_each_commit_in_a_venv_and_finds_the_sleep(tmp_path: Path)
     shas = _clone(repo)
     home = tmp_path / "home"
     args = ["bisect", "--package", "sleepy", "--good", shas[0], "--bad", "main", "--repo",
-            str(repo), "--command", SCORE, "--runs", "8", "--min-runs", "3", "--max-culprits", "1",
+            str(repo), "--metric", "us_per_task",
+            "--command", SCORE, "--runs", "8", "--min-runs", "3", "--max-culprits", "1",
             "--explain", "--json"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(home)}
     res = subprocess.run([sys.executable, "-m", "perflab", *args], capture_output=True,

@@ -155,7 +155,7 @@ def test_bad_input_leaves_the_store_unchanged(work: Path) -> None:
 
 
 def test_cli_errors_exit_2(work: Path) -> None:
-    args = ["--command", "./score.sh", "--store", str(work / "s.db")]
+    args = ["--metric", "us_per_task", "--command", "./score.sh", "--store", str(work / "s.db")]
     assert (
         perflab(
             "campaign", "create", "c", *args, "--factors", "a", "--design", "zz", cwd=work

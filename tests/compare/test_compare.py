@@ -237,7 +237,17 @@ def test_compare_two_source_trees_each_in_its_own_venv(tmp_path: Path) -> None:
         'print((time.perf_counter() - t) * 1e6)"'
     )
     home = tmp_path / "home"
-    args = ["compare", "--command", score, "--runs", "4", "--fixed", "--json"]
+    args = [
+        "compare",
+        "--metric",
+        "us_per_task",
+        "--command",
+        score,
+        "--runs",
+        "4",
+        "--fixed",
+        "--json",
+    ]
     res = perflab(*args, "--source-a", str(a), "--source-b", str(b), home=home)
     assert res.returncode == 1, res.stderr[-2000:]
     out = json.loads(res.stdout)

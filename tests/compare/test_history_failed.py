@@ -50,7 +50,7 @@ def _run(
     monkeypatch.setattr(history, "measure", measure)
     monkeypatch.setattr(history_cli, "prepare", unbuilt)
     args = ["history", "--package", "toy", "--versions", ",".join(VERSIONS), "--command",
-            "echo 1", "--runs", "3", *extra]  # fmt: skip
+            "echo 1", "--runs", "3", "--by", "tasks_per_s", *extra]  # fmt: skip
     return CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path / "home")})
 
 

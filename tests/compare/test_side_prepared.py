@@ -82,7 +82,8 @@ def test_compare_on_commands_prepares_each_side_once(
 ) -> None:
     counting = CountingPrepare(prepare)  # the real one: a command needs no venv
     monkeypatch.setattr(gate, "prepare", counting)
-    args = ["compare", "--command-a", "echo 100", "--command-b", "echo 80", "--runs", "3",
+    args = ["compare", "--metric", "us_per_task",
+            "--command-a", "echo 100", "--command-b", "echo 80", "--runs", "3",
             "--fixed", "--json"]  # fmt: skip
     res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path / "home")})
     assert res.exit_code == 0, res.output
