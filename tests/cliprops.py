@@ -146,7 +146,8 @@ class Workdir:
         self._write_files()
         with self.inside():
             for args in (
-                ["campaign", "create", "c1", "--command", "echo 1", "--factors", "a,b",
+                ["campaign", "create", "c1", "--metric", "us_per_task",
+                 "--command", "echo 1", "--factors", "a,b",
                  "--design", "full", "--store", "s.db"],
                 ["import", "data.csv", "d1", "--store", "s.db"],
             ):  # fmt: skip

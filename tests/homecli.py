@@ -47,6 +47,7 @@ def command_campaign(
     (home / "score.py").write_text(score)
     db = str(home / "s.db")
     res = cli(home, "campaign", "create", "p", "--command", f"{python} {home / 'score.py'}",
+              "--metric", "us_per_task",
               "--factors", factors, "--design", "full", "--runs", str(runs), "--seed", "1",
               "--store", db, *more)  # fmt: skip
     assert res.exit_code == 0, res.output

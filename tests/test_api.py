@@ -30,7 +30,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _base(work: Path) -> RunSpec:
-    return RunSpec(command=f"{sys.executable} score.py", cwd=str(work))
+    return RunSpec(metric="us_per_task", command=f"{sys.executable} score.py", cwd=str(work))
 
 
 def test_run_measures_a_treated_command_and_summarises(work: Path) -> None:
@@ -39,13 +39,13 @@ def test_run_measures_a_treated_command_and_summarises(work: Path) -> None:
     assert [r.status for r in records] == ["ok", "ok"] and seen == [(1, 2), (2, 2)]
     assert [r.us_per_task for r in records] == [500.0, 500.0]
     assert api.summary(records)["median"] == 500.0
-    (rec,) = api.run(RunSpec(command="bash -c 'echo 100'"))
+    (rec,) = api.run(RunSpec(metric="us_per_task", command="bash -c 'echo 100'"))
     assert rec.us_per_task == 100.0
 
 
 def test_run_refuses_bad_input_before_anything_runs(work: Path) -> None:
     with pytest.raises(PerflabError, match="--command is empty"):
-        api.run(RunSpec(command=" "))
+        api.run(RunSpec(metric="us_per_task", command=" "))
     with pytest.raises(PerflabError, match="--runs|--repeat"):
         api.run(_base(work), runs=0)
 
@@ -87,8 +87,8 @@ def test_a_dataset_is_imported_and_exported_unchanged(work: Path) -> None:
 
 
 def test_compare_decides_on_exact_sides(work: Path) -> None:
-    a = RunSpec(command="bash -c 'echo 100'")
-    b = RunSpec(command="bash -c 'echo 200'")
+    a = RunSpec(metric="us_per_task", command="bash -c 'echo 100'")
+    b = RunSpec(metric="us_per_task", command="bash -c 'echo 200'")
     result = api.compare(a, b, runs=4, min_runs=2)
     assert result.decision is not None and result.decision.verdict == "slower"
     assert result.regression and result.n_max == 4

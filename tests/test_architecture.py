@@ -274,6 +274,7 @@ def test_a_new_engine_workload_and_design_are_one_file_each(
     assert "named-threads" in help_text  # --help-all lists the registry
     r = perflab(
         "campaign", "create", "c", "--command", "echo 1", "--factors", "a,b",
+        "--metric", "us_per_task",
         "--design", "toy-each-alone", "--json", cwd=tmp_path, env=env,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

@@ -106,6 +106,7 @@ def test_a_new_verb_is_one_file(tmp_path: Path) -> None:
     store = str(tmp_path / "s.db")
     r = perflab(
         "campaign", "create", "c1", "--command", "echo 1", "--factors", "a,b",
+        "--metric", "us_per_task",
         "--design", "full", "--store", store, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

@@ -74,7 +74,7 @@ def test_a_home_another_user_planted_is_refused(shared: Path) -> None:
         "report(ok=True)"
     )
     assert out == {"ok": True}
-    r = perflab("run", "--command", "echo 1", cwd=shared)
+    r = perflab("run", "--metric", "us_per_task", "--command", "echo 1", cwd=shared)
     assert r.returncode == 2, r.stdout + r.stderr
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("perflab: error: directory") and ".perflab" in last

@@ -166,16 +166,18 @@ def analyze(
     from_set: list[str] | None = None,
     to_set: list[str] | None = None,
     order: list[str] | None = None,
-    metric: str = "us_per_task",
+    metric: str | None = None,
     seed: int = 0,
     store: str | Path | None = None,
 ) -> Analysis:
-    """``perflab analyze``: the analysis of ``source`` (a campaign in ``store``, or a CSV)."""
+    """``perflab analyze``: the analysis of ``source`` (a campaign in ``store``, or a CSV)
+    on ``metric`` (None: the study's own: a command's ``wall_s`` unless it named another,
+    else ``us_per_task``)."""
     from perflab.analysis import analyze as analyse
     from perflab.campaign.source import open_source
 
     src = open_source(source, None if store is None else str(store), metric)
-    a = analyse(src.dataset(metric), without, from_set, to_set, order, seed)
+    a = analyse(src.dataset(), without, from_set, to_set, order, seed)
     a.result["shared_hosts"] = src.shared_hosts  # runs that overlapped on one host
     return a
 
@@ -185,7 +187,7 @@ def report(
     store: str | Path | None = None,
     out_dir: str | Path = "report",
     without: list[str] | None = None,
-    metric: str = "us_per_task",
+    metric: str | None = None,
     before_after: list[tuple[str, str | None]] | None = None,
 ) -> Path:
     """``perflab report -o DIR``: every figure of ``source`` (a campaign by name, or a
@@ -194,7 +196,7 @@ def report(
     from perflab.report.html import write_report
 
     src = open_source(source, None if store is None else str(store), metric)
-    return write_report(src.dataset(metric), src.runs, out_dir, source, without, before_after,
+    return write_report(src.dataset(), src.runs, out_dir, source, without, before_after,
                         src.shared_hosts, src.precision, src.stopped)  # fmt: skip
 
 
@@ -207,7 +209,7 @@ def export(
     path: str | Path | None = None,
     fmt: str = "csv",
     deltas: bool = False,
-    metric: str = "us_per_task",
+    metric: str | None = None,
     store: Store | str | Path | None = None,
 ) -> Path:
     """``perflab export``: campaign ``name``'s runs as a dataset file (CSV or parquet;
@@ -226,7 +228,7 @@ def export(
 def import_dataset(
     csv_file: str | Path,
     name: str,
-    metric: str = "us_per_task",
+    metric: str | None = None,
     store: Store | str | Path | None = None,
 ) -> int:
     """``perflab import``: a dataset CSV made elsewhere (other tools' header names too) as

@@ -12,6 +12,24 @@ from typing import Any
 COMMAND_TARGET = "command"
 #: Seconds a run's counted batch lasts when neither tasks nor a time is given.
 DEFAULT_TIME_S = 5.0
+#: The metric an engine target is decided on when none is named.
+ENGINE_METRIC = "us_per_task"
+#: A black-box command's when none is named: perflab measures the command itself (its wall
+#: time; CPU and peak RSS beside it), as hyperfine does; a printed number is read only when
+#: ``--metric`` names it.
+COMMAND_METRIC = "wall_s"
+#: The metrics perflab measures of a command itself (its process tree): the score of a
+#: command whose output is not read, and of one that printed no score line.
+SELF_MEASURED = frozenset(
+    {"wall_s", "cpu_user_s", "cpu_sys_s", "utilization", "peak_rss_bytes", "ctx_switches",
+     "write_bytes", "log_bytes"}
+)  # fmt: skip
+
+
+def default_metric(command: str | None) -> str:
+    """The metric a run (and every verb deciding on runs) uses when none is named:
+    ``wall_s`` for a black-box command, ``us_per_task`` for an engine target."""
+    return COMMAND_METRIC if command is not None else ENGINE_METRIC
 
 
 @dataclass(frozen=True)
@@ -40,7 +58,14 @@ class RunSpec:
     command: str | None = None
     #: Working directory of a black-box command (default: the caller's, when measured).
     cwd: str | None = None
-    metric: str = "us_per_task"
+    #: The run's metric ("": ``default_metric``, settled when the spec is built). For a
+    #: command, a metric in ``SELF_MEASURED`` is perflab's own measurement; any other is
+    #: read from the last line the command prints.
+    metric: str = ""
+    #: Whether a command's score is read from its last stdout line, as ``metric`` in that
+    #: metric's unit (None: settled when the spec is built: read only where ``metric`` was
+    #: named, as ``--metric NAME``; without it perflab measures the command itself).
+    score_line: bool | None = None
     timeout_s: float = 300.0
     treatments: list[str] = field(default_factory=list)
     #: Extra environment for the measured process tree.
@@ -84,6 +109,13 @@ class RunSpec:
     isolate: str | None = None
 
     def __post_init__(self) -> None:
+        if self.score_line is None:
+            object.__setattr__(self, "score_line", self.command is not None and bool(self.metric))
+        if not self.metric:
+            object.__setattr__(self, "metric", default_metric(self.command))
+        if self.command is not None and self.metric not in SELF_MEASURED:
+            # only the command's print (or perflab's hook) can say its µs per task
+            object.__setattr__(self, "score_line", True)
         if self.command is not None:
             # A black-box command is its own target; it runs where it was asked for, so a
             # campaign resumed from elsewhere still finds its files.

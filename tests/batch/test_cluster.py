@@ -98,6 +98,7 @@ def work(tmp_path: Path, cluster: SlurmCluster) -> Iterator[Path]:
 
 def _create(work: Path, env: dict[str, str], name: str, command: str, reps: int) -> None:
     proc = run_perflab(work, env, "campaign", "create", name, "--command", command,
+                    "--metric", "us_per_task",
                     "--factors", "a,b,c", "--design", "full", "--runs", str(reps),
                     "--store", str(work / "s.db"))  # fmt: skip
     assert proc.returncode == 0, proc.stderr

@@ -77,6 +77,7 @@ def test_a_tune_over_two_nodes_then_the_command_sigtermed_leaves_nothing(tmp_pat
         env = cli_env(tmp_path, {"SLURM_CONF": command.conf})
         proc = run_perflab(tmp_path, env, "tune", "t", "--command", "./score.sh", "--factors",
                         "a,b", "--budget", "26", "--pairs", "3", "--search", "staged",
+                        "--metric", "us_per_task",
                         "--runner", "parsl", "--runner-config", "slurm.py",
                         "--store", str(tmp_path / "s.db"), "--json", timeout=900)  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-2000:]

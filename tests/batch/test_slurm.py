@@ -145,6 +145,7 @@ def _perflab(work: Path, env: dict[str, str], *args: str, timeout: float = 240) 
 
 def _create(work: Path, env: dict[str, str], name: str, command: str) -> None:
     proc = _perflab(work, env, "campaign", "create", name, "--command", command,
+                    "--metric", "us_per_task",
                     "--factors", "a,b", "--design", "full", "--runs", "3",
                     "--store", str(work / "s.db"))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -262,6 +263,7 @@ def test_bad_slurm_input_exits_2_naming_it_and_stores_nothing(
         assert len(lines) == 1 and said in lines[0] and config in lines[0], lines
     # a tune asks Slurm the same way (one case: the check is the runner's, shared)
     proc = _perflab(work, {**env, **extra}, "tune", "bt", "--command", "./score.sh",
+                    "--metric", "us_per_task",
                     "--factors", "a,b,c", "--budget", "40", "--runner", "parsl",
                     "--runner-config", config, "--store", str(db))  # fmt: skip
     assert proc.returncode == 2 and said in proc.stderr, proc.stderr

@@ -75,7 +75,7 @@ def test_an_index_that_cannot_be_reached_is_one_line_exit_2(tmp_path: Path) -> N
     env = {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_EXTRA_INDEX_URL": "",
            "PIP_FIND_LINKS": "", "PIP_NO_INDEX": ""}  # fmt: skip
     res = cli("--package", "toybis", "--range", "1.0..1.1", "--command", "echo 1",
-              home=home, env=env)  # fmt: skip
+              "--metric", "us_per_task", home=home, env=env)  # fmt: skip
     _bad(res, "package index", home)
 
 
@@ -85,7 +85,8 @@ def test_a_range_with_no_step_says_so_and_runs_no_bisection(
     repo, shas = clone
     home = tmp_path / "home"
     args = ["--package", "toybis", "--range", f"{shas[0]}..{shas[2]}", "--repo", str(repo),
-            "--build", "tree", "--command", "echo 100", "--runs", "4"]  # fmt: skip
+            "--build", "tree", "--command", "echo 100", "--runs", "4",
+            "--metric", "us_per_task"]  # fmt: skip
     res = cli(*args, "--json", home=home)
     assert res.exit_code == 0, res.output
     (stage,) = json.loads(res.stdout)["stages"]
@@ -107,6 +108,7 @@ def test_bisect_builds_commits_of_a_clone_and_names_the_culprit(
     before = git(repo, "status", "--porcelain"), git(repo, "worktree", "list")
     args = ["bisect", "--package", "toybis", "--range", "v1.0..main", "--repo",
             str(repo), "--build", "tree", "--command", SCORE, "--runs", "6", "--explain",
+            "--metric", "us_per_task",
             "-o", str(tmp_path / "out")]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(home)}
     run = [sys.executable, "-m", "perflab", *args]

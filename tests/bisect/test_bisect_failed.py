@@ -33,6 +33,7 @@ def _bisect(clone: tuple[Path, list[str]], tmp_path: Path, fail: str) -> Result:
     repo, shas = clone
     args = ["bisect", "--package", "toybis", "--range", f"{shas[0]}..{shas[-1]}", "--repo",
             str(repo), "--build", "tree", "--command", SCORE.format(fail=fail), "--runs", "3",
+            "--metric", "us_per_task",
             "--min-runs", "2", "--json"]  # fmt: skip
     return CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path / "home")})
 

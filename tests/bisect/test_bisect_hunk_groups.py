@@ -80,7 +80,7 @@ def test_only_the_n_largest_groups_are_measured_the_rest_listed_as_such(
     trees = _trees(tmp_path)
     seen: list[RunSpec] = []
     monkeypatch.setattr(onward, "compare_points", _fake_compare(seen))
-    ready = prepare(RunSpec(command="true", sources={"toyhg": str(trees[1])}))
+    ready = prepare(RunSpec(metric="us_per_task", command="true", sources={"toyhg": str(trees[1])}))
     culprit = {"key": "c" * 40, "step": {"ratio": 1.2}}
     groups = onward.measure_hunks(culprit, ready, trees, "toyhg", Settings("us_per_task"),
                                   State(tmp_path / "s.json"), prepare, None, most)  # fmt: skip
@@ -122,7 +122,7 @@ def test_a_bad_hunk_groups_is_one_line_exit_2(extra: list[str], tmp_path: Path) 
     res = CliRunner().invoke(
         main,
         ["bisect", "--package", "toyhg", "--range", "1.0..1.1", "--command",
-         "echo 1", *extra],
+         "echo 1", "--metric", "us_per_task", *extra],
         env={"PERFLAB_HOME": str(home)},
     )  # fmt: skip
     assert res.exit_code == 2, res.output

@@ -45,7 +45,7 @@ def test_each_group_is_reverted_measured_kept_and_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shas, trees = _clone(tmp_path, monkeypatch)
-    spec_b = RunSpec(command="true", sources={"toybis": str(trees[1])})
+    spec_b = RunSpec(metric="us_per_task", command="true", sources={"toybis": str(trees[1])})
     seen: list[RunSpec] = []
     monkeypatch.setattr(onward, "compare_points", _fake_compare(seen, 1 / 1.5))
     culprit = {"key": shas[2], "step": {"ratio": 1.5}}
@@ -77,7 +77,7 @@ def test_a_revert_that_does_not_apply_is_named_and_no_run_is_made(
     (other / "toybis" / "core.py").write_text(
         "RATE = 2\n\n\ndef work() -> float:\n    return 1.0\n"
     )
-    spec_b = RunSpec(command="true", sources={"toybis": str(other)})
+    spec_b = RunSpec(metric="us_per_task", command="true", sources={"toybis": str(other)})
     (g,) = onward.measure_hunks({"key": shas[2], "step": {"ratio": 1.5}}, prepare(spec_b),
                                 trees, "toybis", Settings("us_per_task"),
                                 State(tmp_path / "s.json"), prepare)  # fmt: skip

@@ -58,7 +58,7 @@ def _cost(a: int, b: int, rng: np.random.Generator) -> float:
 def _setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
     monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / "home"))
     trees = _trees(tmp_path)
-    ready = prepare(RunSpec(command="true", sources={"toyia": str(trees[1])}))
+    ready = prepare(RunSpec(metric="us_per_task", command="true", sources={"toyia": str(trees[1])}))
     culprit = {"key": "c" * 40, "step": {"ratio": 1.2}}
     return trees, ready, culprit
 
@@ -191,7 +191,9 @@ def test_more_groups_than_a_fraction_holds_are_measured_one_at_a_time_and_said_s
         return SimpleNamespace(failed=None, decision=d)
 
     monkeypatch.setattr(onward, "compare_points", compare)
-    ready = prepare(RunSpec(command="true", sources={"toymany": str(trees[1])}))
+    ready = prepare(
+        RunSpec(metric="us_per_task", command="true", sources={"toymany": str(trees[1])})
+    )
     got = onward.explain_culprit({"key": "d" * 40, "step": {"ratio": 1.2}}, ready,
                                  (trees[0], trees[1]), "toymany", Settings("us_per_task"),
                                  State(tmp_path / "s.json"), prepare, None, k)  # fmt: skip

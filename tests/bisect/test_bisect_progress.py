@@ -47,7 +47,7 @@ def _bisect(clone: tuple[Path, list[str]], home: Path, *extra: str) -> Result:
     return CliRunner().invoke(
         main,
         ["bisect", "--package", "toybis", "--range", f"{shas[0]}..{shas[-1]}", "--repo",
-         str(repo), "--build", "tree", "--command", "echo 1", *extra],
+         str(repo), "--build", "tree", "--command", "echo 1", "--metric", "us_per_task", *extra],
         env={"PERFLAB_HOME": str(home)},
     )  # fmt: skip
 

@@ -65,6 +65,7 @@ def test_bisect_builds_each_commit_in_a_venv_and_finds_the_sleep(tmp_path: Path)
     home = tmp_path / "home"
     args = ["bisect", "--package", "sleepy", "--range", f"{shas[0]}..main", "--repo",
             str(repo), "--command", SCORE, "--runs", "8", "--min-runs", "3", "--max-culprits", "1",
+            "--metric", "us_per_task",
             "--explain", "--json"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(home)}
     res = subprocess.run([sys.executable, "-m", "perflab", *args], capture_output=True,

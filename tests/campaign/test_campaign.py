@@ -58,7 +58,9 @@ def test_interleaved_replicates_never_run_back_to_back() -> None:
 
 def test_campaign_runs_resumes_and_exports(work: Path) -> None:
     store = Store(work / "s.db")
-    base = RunSpec(command="./score.sh", cwd=str(work), run_root=str(work / "runs"))
+    base = RunSpec(
+        metric="us_per_task", command="./score.sh", cwd=str(work), run_root=str(work / "runs")
+    )
     create_campaign(store, "c1", base, ["a", "b"], "full", replicates=2, seed=1)
     counts = run_campaign(store, "c1", max_runs=3)
     assert counts["done"] == 3 and counts["planned"] == 8
@@ -86,6 +88,8 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(work: Path) -> N
         "campaign",
         "create",
         "k",
+        "--metric",
+        "us_per_task",
         "--command",
         "sleep 0.4; ./score.sh",  # slow enough that a dozen kills land mid-campaign
         "--factors",
@@ -131,7 +135,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(work: Path) -> N
 def test_bad_input_leaves_the_store_unchanged(work: Path) -> None:
     db = work / "s.db"
     store = Store(db)
-    base = RunSpec(command="./score.sh", cwd=str(work))
+    base = RunSpec(metric="us_per_task", command="./score.sh", cwd=str(work))
     create_campaign(store, "c", base, ["a", "b"], "full", seed=1)
     before = (db.read_bytes(), store.campaign_names())
     with pytest.raises(PerflabError, match="unknown design 'nope'"):
@@ -151,7 +155,7 @@ def test_bad_input_leaves_the_store_unchanged(work: Path) -> None:
 
 
 def test_cli_errors_exit_2(work: Path) -> None:
-    args = ["--command", "./score.sh", "--store", str(work / "s.db")]
+    args = ["--metric", "us_per_task", "--command", "./score.sh", "--store", str(work / "s.db")]
     assert (
         perflab(
             "campaign", "create", "c", *args, "--factors", "a", "--design", "zz", cwd=work
@@ -212,6 +216,8 @@ def test_parsl_runner_dispatches_runs_to_workers(work: Path) -> None:
             "campaign",
             "create",
             "p",
+            "--metric",
+            "us_per_task",
             "--command",
             "./slow.sh",
             "--factors",
@@ -253,7 +259,12 @@ def test_parquet_export_matches_csv(work: Path) -> None:
 
     store = Store(work / "s.db")
     create_campaign(
-        store, "q", RunSpec(command="./score.sh", cwd=str(work)), ["a", "b"], "full", seed=2
+        store,
+        "q",
+        RunSpec(metric="us_per_task", command="./score.sh", cwd=str(work)),
+        ["a", "b"],
+        "full",
+        seed=2,
     )
     run_campaign(store, "q")
     csv = pd.read_csv(export(store, "q", work / "q.csv"), sep=";")
@@ -283,7 +294,9 @@ def test_local_runner_reports_each_run_and_stops_at_an_unmeasured_one(
         return RunRecord.of(spec, "id", "ok", "t0", "t1", measurement=measurement)
 
     monkeypatch.setattr(local, "measure", fake_measure)
-    specs = [RunSpec(command="true", params={"full": seq == 2}) for seq in range(4)]
+    specs = [
+        RunSpec(metric="us_per_task", command="true", params={"full": seq == 2}) for seq in range(4)
+    ]
     told: list[tuple[int, int]] = []
     runner = local.LocalRunner()
     pending = list(enumerate(specs))

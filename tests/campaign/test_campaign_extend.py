@@ -33,6 +33,7 @@ def test_a_campaign_extended_twice_analyses_as_one(tmp_path: Path) -> None:
     st = ["--store", db]
     made = perflab_json(
         "campaign", "create", "x", "--command", f"python3 {score}", "--factors", "a,b,c",
+        "--metric", "us_per_task",
         "--design", "random", "--design-opt", "runs=5", "--runs", "2", "--seed", "1", *st,
     )  # fmt: skip
     first = made["counts"]["planned"]
@@ -94,6 +95,7 @@ def test_bad_extensions_are_one_line_exit_2_and_store_nothing(tmp_path: Path) ->
     st = ["--store", db]
     perflab_json(
         "campaign", "create", "x", "--command", f"python3 {score}", "--factors", "a,b",
+        "--metric", "us_per_task",
         "--design", "full", *st,
     )  # fmt: skip
     before = _planned(db)

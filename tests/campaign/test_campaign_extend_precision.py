@@ -106,6 +106,7 @@ def test_what_it_cannot_plan_is_one_line(tmp_path: Path, store: str) -> None:
 def test_exact_data_are_refused(tmp_path: Path) -> None:
     db = str(tmp_path / "e.db")
     cli(tmp_path, "campaign", "create", "e", "--command", "echo 1000", "--factors", "a",
+        "--metric", "us_per_task",
         "--design", "full", "--runs", "2", "--store", db)  # fmt: skip
     assert cli(tmp_path, "campaign", "run", "e", "--store", db).exit_code == 0
     res = cli(tmp_path, "campaign", "extend", "e", "--precision", "2%", "--store", db)

@@ -72,6 +72,7 @@ def test_create_says_the_goal_and_a_campaign_without_it_has_none(tmp_path: Path)
                           "--min-effect", "0.1", "--alpha", "0.01")  # fmt: skip
     assert definition(db)["design_info"]["fastest"] == {"threshold": 0.1, "alpha": 0.01}
     res = cli(tmp_path, "campaign", "create", "q", "--command", "true", "--factors", "x",
+              "--metric", "us_per_task",
               "--design", "full", "--fastest", "--store", db)  # fmt: skip
     assert res.exit_code == 0, res.output
     assert "goal: the fastest set; out of the running: " in " ".join(res.output.split())
@@ -95,6 +96,7 @@ def test_bad_goals_at_create_are_one_line_and_store_nothing(
 ) -> None:
     db = str(tmp_path / "s.db")
     res = cli(tmp_path, "campaign", "create", "p", "--command", "true", "--factors", "x",
+              "--metric", "us_per_task",
               "--design", "full", "--store", db, *args)  # fmt: skip
     assert res.exit_code == 2 and res.output.strip().count("\n") == 0, res.output
     assert says in res.output and "Traceback" not in res.output

@@ -27,6 +27,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     st = ["--store", str(work / "s.db")]
     made = perflab(
         "campaign", "create", "p", "--command", f"python3 {score}", "--factors", "a,b",
+        "--metric", "us_per_task",
         "--design", "full", "--runs", "4", "--seed", "1", *st, cwd=work,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr

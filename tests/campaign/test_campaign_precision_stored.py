@@ -27,7 +27,8 @@ def store(tmp_path: Path) -> str:
     """A 2² full factorial of ``echo 1000`` (every run the same score), run twice per set."""
     db = str(tmp_path / "s.db")
     made = cli(tmp_path, "campaign", "create", "p", "--command", "echo 1000", "--factors",
-               "a,b", "--design", "full", "--runs", "2", "--store", db)  # fmt: skip
+               "a,b", "--design", "full", "--runs", "2", "--store", db,
+               "--metric", "us_per_task")  # fmt: skip
     assert made.exit_code == 0, made.output
     ran = cli(tmp_path, "campaign", "run", "p", "--store", db)
     assert ran.exit_code == 0, ran.output

@@ -66,7 +66,7 @@ def test_a_plan_that_reaches_the_target_asks_no_more_runs() -> None:
 def test_status_counts_the_runs_planned_and_not_yet_run(tmp_path: Path) -> None:
     store = Store(tmp_path / "s.db")
     sets = [s for _ in range(5) for s in SETS]
-    create_ordered(store, "c", RunSpec(command="echo 1"), ["a", "b"], sets)
+    create_ordered(store, "c", RunSpec(metric="us_per_task", command="echo 1"), ["a", "b"], sets)
     y, _ = design(5)
     done = []
     for seq, s in enumerate(sets[:12]):  # three replicates run, two planned

@@ -24,7 +24,9 @@ QUERIES = {
 
 def _store(tmp_path: Path, runs: int) -> Store:
     store = Store(tmp_path / "s.db")
-    create_ordered(store, "c", RunSpec(command="echo 1"), [], [[] for _ in range(runs)])
+    create_ordered(
+        store, "c", RunSpec(metric="us_per_task", command="echo 1"), [], [[] for _ in range(runs)]
+    )
     items: list[tuple[RunRecord, int | None]] = []
     for seq in range(runs):
         rec = RunRecord(

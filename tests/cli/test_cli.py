@@ -70,19 +70,25 @@ def test_parsl_config_for_non_parsl_engine(tmp_path: Path) -> None:
     ],
 )
 def test_command_without_usable_score(command: str, fragment: str, tmp_path: Path) -> None:
-    proc = perflab("run", "--command", command, "--run-root", str(tmp_path))
+    proc = perflab(
+        "run", "--metric", "us_per_task", "--command", command, "--run-root", str(tmp_path)
+    )
     assert proc.returncode == 2
     assert fragment in proc.stderr
 
 
 def test_command_json_output(tmp_path: Path) -> None:
-    rec = perflab_json("run", "--command", "echo 250", "--run-root", str(tmp_path))
+    rec = perflab_json(
+        "run", "--metric", "us_per_task", "--command", "echo 250", "--run-root", str(tmp_path)
+    )
     assert rec["status"] == "ok" and rec["us_per_task"] == 250 and rec["tasks_per_s"] == 4000
 
 
 def test_repeat_reports_median_and_cv(tmp_path: Path) -> None:
     out = perflab_json(
         "run",
+        "--metric",
+        "us_per_task",
         "--command",
         "echo $((RANDOM % 50 + 100))",
         "--repeat",

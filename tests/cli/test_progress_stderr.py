@@ -14,7 +14,16 @@ from perflab.cli import main
 
 @pytest.mark.parametrize("as_json", [True, False])
 def test_run_says_each_run_on_stderr_also_with_json(as_json: bool, tmp_path: Path) -> None:
-    args = ["run", "--command", "echo 7", "--runs", "2", *(["--json"] if as_json else [])]
+    args = [
+        "run",
+        "--metric",
+        "us_per_task",
+        "--command",
+        "echo 7",
+        "--runs",
+        "2",
+        *(["--json"] if as_json else []),
+    ]
     res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path / "home")})
     assert res.exit_code == 0, res.output
     assert "run 1/2 …" in res.stderr and "run 2/2 …" in res.stderr, res.stderr

@@ -51,6 +51,8 @@ def create(work: Path, name: str, command: str, *extra: str) -> None:
         "campaign",
         "create",
         name,
+        "--metric",
+        "us_per_task",
         "--command",
         command,
         "--store",
@@ -146,6 +148,8 @@ def test_store_on_a_full_disk_stops_cleanly(work: Path, small_fs: Path) -> None:
         "campaign",
         "create",
         "sf",
+        "--metric",
+        "us_per_task",
         "--command",
         "echo 100",
         "--factors",
@@ -233,7 +237,18 @@ def test_campaign_run_exits_1_when_runs_failed(work: Path) -> None:
 
 @pytest.mark.parametrize("score", ["-5", "0", '{"us_per_task": -1}'])
 def test_impossible_score_is_refused(work: Path, score: str) -> None:
-    line = one_line(perflab("run", "--command", f"echo '{score}'", "--run-root", "r", "--json"))
+    line = one_line(
+        perflab(
+            "run",
+            "--metric",
+            "us_per_task",
+            "--command",
+            f"echo '{score}'",
+            "--run-root",
+            "r",
+            "--json",
+        )
+    )
     assert "us_per_task" in line and "> 0" in line
 
 
@@ -292,6 +307,8 @@ def test_design_options_typed(work: Path, args: list[str], fragment: str) -> Non
         "campaign",
         "create",
         "x",
+        "--metric",
+        "us_per_task",
         "--command",
         "echo 5",
         "--factors",
@@ -308,6 +325,8 @@ def test_wrapper_value_typed(work: Path) -> None:
     line = one_line(
         perflab(
             "run",
+            "--metric",
+            "us_per_task",
             "--command",
             "echo 5",
             "--catalog",
@@ -346,7 +365,17 @@ def test_export_to_missing_dir(ok_campaign: Path) -> None:
 
 def test_long_campaign_name(work: Path) -> None:
     proc = perflab(
-        "campaign", "create", "x" * 300, "--command", "echo 5", "--factors", "a", "--store", "s.db"
+        "campaign",
+        "create",
+        "x" * 300,
+        "--metric",
+        "us_per_task",
+        "--command",
+        "echo 5",
+        "--factors",
+        "a",
+        "--store",
+        "s.db",
     )
     assert "campaign name" in one_line(proc)
     line = one_line(perflab("import", "whatever.csv", "y" * 300, "--store", "s.db"))
@@ -386,7 +415,17 @@ def test_store_on_read_only_fs(ok_campaign: Path, tmp_path: Path) -> None:
         assert perflab("analyze", "ok1", "--store", db, "--json").returncode == 0
         # ... writes say why they cannot.
         proc = perflab(
-            "campaign", "create", "z", "--command", "echo 5", "--factors", "a", "--store", db
+            "campaign",
+            "create",
+            "z",
+            "--metric",
+            "us_per_task",
+            "--command",
+            "echo 5",
+            "--factors",
+            "a",
+            "--store",
+            db,
         )
         assert "read-only" in one_line(proc)
     finally:
@@ -447,6 +486,8 @@ def test_messages(work: Path) -> None:
             "campaign",
             "create",
             "c",
+            "--metric",
+            "us_per_task",
             "--command",
             "echo 5",
             "--factors",
@@ -467,6 +508,8 @@ def test_messages(work: Path) -> None:
                 "campaign",
                 "create",
                 "c",
+                "--metric",
+                "us_per_task",
                 "--command",
                 "echo 5",
                 "--factors",
@@ -554,6 +597,8 @@ def test_refused_create_leaves_no_store(work: Path) -> None:
         "campaign",
         "create",
         "c9",
+        "--metric",
+        "us_per_task",
         "--command",
         "echo 5",
         "--factors",
@@ -574,10 +619,22 @@ def test_refused_create_leaves_no_store(work: Path) -> None:
 def test_builtin_name_is_a_label_for_a_command_only_when_declared(work: Path) -> None:
     cmd = '[ "$PERFLAB_TREATMENTS" = affinity ] && echo 7'
     # a built-in factor that cannot reach a program is refused, not silently a label
-    proc = perflab("run", "--command", cmd, "--treat", "affinity", "--run-root", "r", "--json")
+    proc = perflab(
+        "run",
+        "--metric",
+        "us_per_task",
+        "--command",
+        cmd,
+        "--treat",
+        "affinity",
+        "--run-root",
+        "r",
+        "--json",
+    )
     assert proc.returncode == 2 and "give it as label:affinity" in proc.stderr, proc.stderr
     proc = perflab(
-        "run", "--command", cmd, "--treat", "label:affinity", "--run-root", "r", "--json"
+        "run", "--metric", "us_per_task", "--command", cmd, "--treat", "label:affinity",
+        "--run-root", "r", "--json",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["treatments"] == ["affinity"]
@@ -591,6 +648,8 @@ def test_catalog_label_factors(work: Path) -> None:
     cmd = 'case ",$PERFLAB_TREATMENTS," in *,algo=fast,*) echo 50;; *) echo 100;; esac'
     proc = perflab(
         "run",
+        "--metric",
+        "us_per_task",
         "--command",
         cmd,
         "--catalog",
@@ -606,6 +665,8 @@ def test_catalog_label_factors(work: Path) -> None:
     line = one_line(
         perflab(
             "run",
+            "--metric",
+            "us_per_task",
             "--command",
             cmd,
             "--catalog",
@@ -620,6 +681,8 @@ def test_catalog_label_factors(work: Path) -> None:
     line = one_line(
         perflab(
             "run",
+            "--metric",
+            "us_per_task",
             "--command",
             cmd,
             "--catalog",

@@ -159,7 +159,7 @@ def test_sequential_stops_early_when_decided_and_keeps_its_false_alarm_rate() ->
 
 def test_calibration_replays_the_gate_and_round_trips(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
-    sig = signature(RunSpec(command="x"), "us_per_task")
+    sig = signature(RunSpec(metric="us_per_task", command="x"), "us_per_task")
     cal = calibrate_values(sig, lognormal(rng, 24, 0.03, 1000.0), sims=60)
     assert cal.simulations == 60 and cal.false_alarms <= 3
     assert cal.detection_rate > 0.5  # 10 % on 3 % noise is easy
@@ -191,6 +191,8 @@ def test_compare_flags_an_injected_slowdown_and_exits_1(tmp_path: Path) -> None:
     md = tmp_path / "summary.md"
     proc = perflab(
         "compare",
+        "--metric",
+        "us_per_task",
         "--command-a",
         "echo 100",
         "--command-b",
@@ -235,7 +237,17 @@ def test_compare_two_source_trees_each_in_its_own_venv(tmp_path: Path) -> None:
         'print((time.perf_counter() - t) * 1e6)"'
     )
     home = tmp_path / "home"
-    args = ["compare", "--command", score, "--runs", "4", "--fixed", "--json"]
+    args = [
+        "compare",
+        "--metric",
+        "us_per_task",
+        "--command",
+        score,
+        "--runs",
+        "4",
+        "--fixed",
+        "--json",
+    ]
     res = perflab(*args, "--source-a", str(a), "--source-b", str(b), home=home)
     assert res.returncode == 1, res.stderr[-2000:]
     out = json.loads(res.stdout)
@@ -252,6 +264,8 @@ def test_compare_faster_is_exit_0_and_identical_sides_warn(tmp_path: Path) -> No
     home = tmp_path / "home"
     res = cli(
         "compare",
+        "--metric",
+        "us_per_task",
         "--command-a",
         "echo 100",
         "--command-b",
@@ -266,11 +280,14 @@ def test_compare_faster_is_exit_0_and_identical_sides_warn(tmp_path: Path) -> No
     assert out["verdict"] == "faster" and out["test"] == "paired t"
     welch = cli(
         "compare", "--command-a", "echo 100", "--command-b", "echo 80", "--runs", "2",
+        "--metric", "us_per_task",
         "--unpaired", "--json", home=home,
     )  # fmt: skip
     assert json.loads(welch.stdout)["test"] == "Welch t", welch.stderr
     same = cli(
         "compare",
+        "--metric",
+        "us_per_task",
         "--command",
         "echo 7",
         "--command-b",
@@ -291,6 +308,7 @@ def test_a_failed_run_stops_the_comparison_as_a_regression_with_its_cause(
     home = tmp_path / "home"
     res = cli(
         "compare", "--command-a", "echo 100", "--command-b", "sh -c 'exit 3'", "--runs", "4",
+        "--metric", "us_per_task",
         "--json", home=home,
     )  # fmt: skip
     assert res.exit_code == 1, res.stderr
@@ -313,7 +331,9 @@ def test_compare_bad_input_is_one_line_and_exit_2(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
     home = tmp_path / "home"
-    res = cli("compare", "--command", "echo 1", "--runs", "2", *args, home=home)
+    res = cli(
+        "compare", "--metric", "us_per_task", "--command", "echo 1", "--runs", "2", *args, home=home
+    )
     assert res.exit_code == 2, res.output
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (home / "runs").exists() or not any((home / "runs").iterdir())
@@ -323,7 +343,17 @@ def test_calibrate_stores_the_noise_and_compare_uses_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
     noisy = "python3 -c 'import random; print(100 * random.lognormvariate(0, 0.02))'"
     res = cli(
-        "calibrate", "--command", noisy, "--runs", "8", "--simulations", "20", "--json", home=home
+        "calibrate",
+        "--metric",
+        "us_per_task",
+        "--command",
+        noisy,
+        "--runs",
+        "8",
+        "--simulations",
+        "20",
+        "--json",
+        home=home,
     )
     assert res.exit_code == 0, res.stderr
     cal = json.loads(res.stdout)
@@ -331,6 +361,8 @@ def test_calibrate_stores_the_noise_and_compare_uses_it(tmp_path: Path) -> None:
     assert (home / "calibration.json").is_file()
     cmp = cli(
         "compare",
+        "--metric",
+        "us_per_task",
         "--command",
         noisy,
         "--command-b",

@@ -71,7 +71,11 @@ def test_a_failed_run_never_becomes_a_level_or_a_change_point(
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(history, "measure", measure)
         hist = history.run_history(
-            "toy", versions, RunSpec(command="x"), len(values[0]), prepare=unbuilt
+            "toy",
+            versions,
+            RunSpec(metric="us_per_task", command="x"),
+            len(values[0]),
+            prepare=unbuilt,
         )
     out = hist.to_dict()
     ok = {v: sum(x is not None for x in vals) for v, vals in zip(versions, values, strict=True)}

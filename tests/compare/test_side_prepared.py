@@ -41,7 +41,10 @@ def test_the_gate_prepares_each_side_once_for_all_its_runs(
     counting, machine = CountingPrepare(), Machine()
     monkeypatch.setattr(gate, "prepare", counting)
     monkeypatch.setattr(gate, "measure", machine)
-    a, b = Side("A", RunSpec(command="a")), Side("B", RunSpec(command="b"))
+    a, b = (
+        Side("A", RunSpec(metric="us_per_task", command="a")),
+        Side("B", RunSpec(metric="us_per_task", command="b")),
+    )
     cmp = run_compare(a, b, "us_per_task", n_min=6, n_max=6, sequential=False)
     assert len(a.values) == len(b.values) == 6 and cmp.decision is not None
     assert [s.command for s in counting.calls] == ["a", "b"]  # once each, before any run
@@ -52,7 +55,7 @@ def test_the_gate_prepares_each_side_once_for_all_its_runs(
 
 
 def test_a_resized_side_keeps_what_was_prepared() -> None:
-    side = Side("A", RunSpec(command="a", tasks=10))
+    side = Side("A", RunSpec(metric="us_per_task", command="a", tasks=10))
     made = side.ready(unbuilt)
     side.resize(500, None)
     assert side.ready(unbuilt) is not made  # the size changed, the preparation did not
@@ -66,7 +69,9 @@ def test_history_prepares_each_release_once_for_all_its_rounds(
     counting, machine = CountingPrepare(), Machine()
     monkeypatch.setattr(history, "measure", machine)
     versions = ["1.0", "1.1", "1.2"]
-    hist = history.run_history("toy", versions, RunSpec(command="x"), 4, prepare=counting)
+    hist = history.run_history(
+        "toy", versions, RunSpec(metric="us_per_task", command="x"), 4, prepare=counting
+    )
     assert [s.packages[-1] for s in counting.calls] == [f"toy=={v}" for v in versions]
     assert len(machine.seen) == 12 and len({id(p) for p in machine.seen}) == 3
     assert all(len(r.values) == 4 for r in hist.releases)
@@ -77,7 +82,8 @@ def test_compare_on_commands_prepares_each_side_once(
 ) -> None:
     counting = CountingPrepare(prepare)  # the real one: a command needs no venv
     monkeypatch.setattr(gate, "prepare", counting)
-    args = ["compare", "--command-a", "echo 100", "--command-b", "echo 80", "--runs", "3",
+    args = ["compare", "--metric", "us_per_task",
+            "--command-a", "echo 100", "--command-b", "echo 80", "--runs", "3",
             "--fixed", "--json"]  # fmt: skip
     res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path / "home")})
     assert res.exit_code == 0, res.output
@@ -103,7 +109,9 @@ def test_bisect_prepares_each_point_once_for_all_its_comparisons(
     monkeypatch.setattr(gate, "measure", measure)
     monkeypatch.setattr(gate, "prepare", gate_made)
     versions = [f"1.{i}" for i in range(6)]
-    points = release_points(RunSpec(command="x"), "toy", versions, points_made)
+    points = release_points(
+        RunSpec(metric="us_per_task", command="x"), "toy", versions, points_made
+    )
     settings = Settings("us_per_task", n_min=4, n_max=4, fixed=True, max_culprits=1)
     search = run_bisect(points, settings, State(tmp_path / "state.json"))
     assert [c.index for c in search.culprits] == [3]  # the step is found

@@ -32,7 +32,7 @@ def test_side_options_go_through_the_package_interpreter_and_patch_kinds(
 
         monkeypatch.setattr(kind, "apply", spy)
     (tmp_path / "fix.diff").write_text(DIFF)
-    base = RunSpec(command="echo 1", packages=["parsl==1"])
+    base = RunSpec(metric="us_per_task", command="echo 1", packages=["parsl==1"])
     out = side_spec(
         base, python=sys.executable, packages=("parsl==2024.6.3", "psutil"),
         patch=str(tmp_path / "fix.diff"),
@@ -53,11 +53,11 @@ def test_side_options_go_through_the_package_interpreter_and_patch_kinds(
 
 def test_side_errors_still_name_the_option(tmp_path: Path) -> None:
     with pytest.raises(PerflabError, match="--python '9.99': no such interpreter"):
-        side_spec(RunSpec(command="true"), python="9.99")
+        side_spec(RunSpec(metric="us_per_task", command="true"), python="9.99")
     with pytest.raises(PerflabError, match="--python '/nope/python': .* is not an executable"):
-        side_spec(RunSpec(command="true"), python="/nope/python")
+        side_spec(RunSpec(metric="us_per_task", command="true"), python="/nope/python")
     with pytest.raises(PerflabError, match="not NAME or NAME==VERSION"):
-        side_spec(RunSpec(command="true"), packages=("parsl=!1",))
+        side_spec(RunSpec(metric="us_per_task", command="true"), packages=("parsl=!1",))
     (tmp_path / "x.diff").write_text("not a diff\n")
     with pytest.raises(PerflabError, match="--patch .*x.diff: not a unified diff"):
-        side_spec(RunSpec(command="true"), patch=str(tmp_path / "x.diff"))
+        side_spec(RunSpec(metric="us_per_task", command="true"), patch=str(tmp_path / "x.diff"))

@@ -34,6 +34,8 @@ def explain(toy: Path, tmp_path: Path) -> Callable[..., tuple[int, str, str]]:
             NAME,
             "--range",
             f"{a}..{b}",
+            "--metric",
+            "us_per_task",
             "--command",
             COMMAND,
             "--config-class",

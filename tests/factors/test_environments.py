@@ -86,6 +86,7 @@ def test_private_venv_is_built_once_reused_and_a_bad_version_leaves_nothing(
     # a black-box command finds the venv's python first on PATH, and the record says so
     rec = measure(
         RunSpec(
+            metric="us_per_task",
             command="python -c 'import six; print(int(six.__version__.split(\".\")[1]))'",
             packages=["six==1.16.0"],
             run_root=str(tmp_path / "runs"),

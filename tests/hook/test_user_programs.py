@@ -69,7 +69,7 @@ def test_a_program_without_parsl_fails_the_config_factor_with_the_cause(work: Pa
 
 
 def test_an_untreated_program_is_measured_as_before(work: Path) -> None:
-    rec = measure(_spec(work, "python plain_app.py"))
+    rec = measure(_spec(work, "python plain_app.py", metric="us_per_task"))
     assert rec.status == "ok", rec.error
     assert rec.us_per_task == sum(i * i for i in range(10_000)) % 97 + 1
     assert "treated" not in rec.measurement
@@ -90,14 +90,23 @@ def test_a_hanging_program_is_a_timeout_with_its_stderr(work: Path) -> None:
     assert "timed out after 2s" in rec.error and "now waiting forever" in rec.error
 
 
-def test_no_score_line_fails_unless_the_metric_is_the_wall_time(work: Path) -> None:
-    rec = measure(_spec(work, "python quiet_app.py"))
+def test_no_score_line_fails_only_where_a_printed_metric_was_asked_for(work: Path) -> None:
+    rec = measure(_spec(work, "python quiet_app.py", metric="us_per_task"))
     assert rec.status == "failed" and rec.measurement["bad_score"]
     assert "printed nothing on stdout" in rec.error and "no score" in rec.error
-    rec = measure(_spec(work, "python quiet_app.py", metric="wall_s"))
+    rec = measure(_spec(work, "python quiet_app.py"))  # default: perflab measures it
     assert rec.status == "ok", rec.error
-    assert rec.wall_s and rec.wall_s > 0
-    assert rec.measurement["score_from"] == "the command's wall time (no score line)"
+    assert rec.wall_s and rec.wall_s > 0 and rec.us_per_task is None
+    assert (
+        rec.measurement["score_from"]
+        == "wall_s, measured by perflab (the command's output is not read)"
+    )
+    rec = measure(_spec(work, "python quiet_app.py", metric="wall_s"))  # named, none printed
+    assert rec.status == "ok", rec.error
+    assert (
+        rec.measurement["score_from"]
+        == "wall_s, measured by perflab (the command printed no score)"
+    )
 
 
 # --- a Parsl workflow written as a user would -------------------------------------------------
@@ -143,8 +152,8 @@ def test_parsl_workflow_treated_with_proof_from_every_process(work: Path) -> Non
     count = rec.measurement["task_count"]
     assert count["submitted"] == count["completed"] == 1000 + 125 + 16 + 2 + 1
     assert rec.tasks == 1144 and rec.us_per_task == pytest.approx(count["span_s"] * 1e6 / 1144)
-    # its score line is its makespan (--metric wall_s), under the command's own wall time
-    assert "score_from" not in rec.measurement
+    # its score line is its makespan (--metric wall_s named), under the command's wall time
+    assert rec.measurement["score_from"].startswith("wall_s, read from the command's last")
     assert rec.wall_s is not None and 0 < rec.wall_s < rec.measurement["command_wall_s"]
 
 

@@ -37,7 +37,11 @@ def test_a_package_factor_on_a_command_asks_pip_for_that_release_and_psutil(
 ) -> None:
     cat = tmp_path / "cat.toml"
     cat.write_text('[factor.yaml_old]\ncategory = "environment"\npackage = { PyYAML = "6.0.1" }\n')
-    spec = treat(RunSpec(command="python app.py"), "yaml_old", load_catalogs([str(cat)]))
+    spec = treat(
+        RunSpec(metric="us_per_task", command="python app.py"),
+        "yaml_old",
+        load_catalogs([str(cat)]),
+    )
     venvs.in_venv(spec, tmp_path / "venvs")
     assert pip_asked == [["PyYAML==6.0.1", "psutil"]]
 
@@ -45,11 +49,17 @@ def test_a_package_factor_on_a_command_asks_pip_for_that_release_and_psutil(
 def test_an_engine_target_pins_its_engines_packages_beside_the_release(
     tmp_path: Path, pip_asked: list[list[str]]
 ) -> None:
-    venvs.in_venv(RunSpec(command="python app.py", packages=["six==1.16.0"]), tmp_path / "v")
+    venvs.in_venv(
+        RunSpec(metric="us_per_task", command="python app.py", packages=["six==1.16.0"]),
+        tmp_path / "v",
+    )
     venvs.in_venv(RunSpec(target="dask", packages=["six==1.16.0"]), tmp_path / "v")
     command, engine = pip_asked
     assert command == ["six==1.16.0", "psutil"]
     assert any(r.startswith("distributed==") for r in engine)  # the engine's, pinned
     # another interpreter's venv for a command: the same, nothing of perflab's
-    venvs.in_venv(RunSpec(command="python app.py", venv_base=sys.executable), tmp_path / "w")
+    venvs.in_venv(
+        RunSpec(metric="us_per_task", command="python app.py", venv_base=sys.executable),
+        tmp_path / "w",
+    )
     assert pip_asked[-1] == ["psutil"]

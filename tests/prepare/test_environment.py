@@ -13,6 +13,7 @@ from perflab.spec import RunSpec
 
 def test_trees_and_perflab_go_first_and_a_bundle_before_them(tmp_path: Path) -> None:
     spec = RunSpec(
+        metric="us_per_task",
         command="true",
         treatments=["a", "b=2"],
         env={"PYTHONPATH": "/bundle", "X": "1", "PERFLAB_RUN_DIR": "/mine"},
@@ -34,7 +35,9 @@ def test_trees_and_perflab_go_first_and_a_bundle_before_them(tmp_path: Path) -> 
 
 
 def test_a_plain_run_sets_its_run_dir_and_treatments(tmp_path: Path) -> None:
-    pythonpath, path, env = additions(RunSpec(command="true"), sys.executable, ())
+    pythonpath, path, env = additions(
+        RunSpec(metric="us_per_task", command="true"), sys.executable, ()
+    )
     out = child_env(pythonpath, path, env, tmp_path / "run", {})
     assert out["PYTHONPATH"] == perflab_source()
     assert out["PERFLAB_RUN_DIR"] == str(tmp_path / "run")

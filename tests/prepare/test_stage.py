@@ -39,7 +39,7 @@ def test_a_plain_spec_is_prepared_as_it_is(home: Path) -> None:
 
 
 def test_prepared_is_frozen() -> None:
-    prepared = prepare(RunSpec(command="true"))
+    prepared = prepare(RunSpec(metric="us_per_task", command="true"))
     with pytest.raises(dataclasses.FrozenInstanceError):
         prepared.python = "/usr/bin/python3"  # type: ignore[misc]
     with pytest.raises(TypeError):
@@ -49,6 +49,7 @@ def test_prepared_is_frozen() -> None:
 def test_a_source_tree_becomes_a_tree_first_on_the_run_s_path(tmp_path: Path) -> None:
     tree = _toy_tree(tmp_path)
     spec = RunSpec(
+        metric="us_per_task",
         command=f"{sys.executable} -c 'import toy; print(toy.X)'",
         sources={"toy": str(tree)},
         run_root=str(tmp_path / "runs"),

@@ -90,7 +90,7 @@ def pip_asked(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 def test_the_variant_venv_pins_the_programs_packages_and_names_one_pip_cannot_install(
     tmp_path: Path, pip_asked: list[list[str]]
 ) -> None:
-    spec = RunSpec(command="python app.py", venv_base=sys.executable)
+    spec = RunSpec(metric="us_per_task", command="python app.py", venv_base=sys.executable)
     one = venvs.in_venv(spec, tmp_path / "v", {"toolz": TOOLZ})
     assert pip_asked[-1] == [f"toolz=={TOOLZ}", "psutil"]
     # another package set is another venv (the set is in its cache key)

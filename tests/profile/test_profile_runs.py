@@ -26,7 +26,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_fork_thread_early_exit_counted_fully(tmp_path: Path) -> None:
     mark = f"/nonexistent-perflab-{os.getpid()}"
     cmd = f"{sys.executable} {HERE / 'forky_script.py'} {mark}"
-    res = profile(RunSpec(command=cmd), ["syscalls"], tmp_path / "out", keep_trace=True)
+    res = profile(
+        RunSpec(metric="us_per_task", command=cmd), ["syscalls"], tmp_path / "out", keep_trace=True
+    )
     run = res["runs"][0]
     assert run["record"]["status"] == "ok"  # no score needed to profile a command
     trace = parse_file(str(tmp_path / "out" / "untreated.strace"))
@@ -76,13 +78,19 @@ def test_io_histogram_separates_tiny_from_aggregated(tmp_path: Path) -> None:
 
 
 def test_target_that_exits_at_once(tmp_path: Path) -> None:
-    res = profile(RunSpec(command="true"), ["io", "syscalls", "timeline"], tmp_path / "a")
+    res = profile(
+        RunSpec(metric="us_per_task", command="true"),
+        ["io", "syscalls", "timeline"],
+        tmp_path / "a",
+    )
     run = res["runs"][0]
     assert run["record"]["status"] == "ok"
     assert run["io"]["write_calls"] == 0 and run["io"]["mib_per_s"] is None
     assert run["timeline"]["tasks"] == 0 and "note" in run["timeline"]
     assert run["trace"]["processes"] >= 1
-    failed = profile(RunSpec(command="exit 3"), ["syscalls"], tmp_path / "b")["runs"][0]
+    failed = profile(RunSpec(metric="us_per_task", command="exit 3"), ["syscalls"], tmp_path / "b")[
+        "runs"
+    ][0]
     assert failed["record"]["status"] == "failed"
     assert "exit code 3" in failed["record"]["error"]
 
@@ -91,7 +99,9 @@ def test_cli_strace_missing_is_one_clear_line(tmp_path: Path) -> None:
     env_path = os.environ["PATH"]
     os.environ["PATH"] = str(tmp_path)  # bash is found by absolute path below; strace is not
     try:
-        proc = perflab("profile", "--command", "true", "-o", str(tmp_path / "o"))
+        proc = perflab(
+            "profile", "--metric", "us_per_task", "--command", "true", "-o", str(tmp_path / "o")
+        )
     finally:
         os.environ["PATH"] = env_path
     assert proc.returncode == 2

@@ -42,7 +42,7 @@ def test_bundle_cuts_file_calls_and_imports_stay_right(
     monkeypatch.setenv("PERFLAB_HOME", str(tmp_path / "home"))
     cat = load_catalogs([str(catalog(tmp_path, 'startup = { bundle = ["email.message"] }'))])
     cmd = f"{sys.executable} -c 'import email.message as m, sys; print(m.__file__)'"
-    base = RunSpec(command=cmd)
+    base = RunSpec(metric="us_per_task", command=cmd)
     treated = treat(base, "sb", cat)
     assert "PYTHONPATH" in treated.env and "bundles" in treated.env["PYTHONPATH"]
     res = profile(base, ["syscalls"], tmp_path / "out", against=treated, keep_trace=True)

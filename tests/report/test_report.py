@@ -67,6 +67,8 @@ def test_report_of_a_live_campaign(tmp_path: Path) -> None:
             "campaign",
             "create",
             "live",
+            "--metric",
+            "us_per_task",
             "--command",
             f"python3 {score}",
             "--factors",

@@ -45,8 +45,12 @@ def test_every_field_of_a_record_is_read_only(field: str) -> None:
 
 def test_replace_makes_a_new_spec_and_keeps_the_defaults_rule() -> None:
     spec = RunSpec(command="echo 1")
-    other = dataclasses.replace(spec, metric="wall_s")
-    assert spec.metric == "us_per_task" and other.metric == "wall_s"
+    other = dataclasses.replace(spec, metric="us_per_task")
+    # a metric perflab cannot measure of a command is read from its print, even so
+    assert not spec.score_line and other.score_line
+    # a command's default metric is perflab's own measurement of it, an engine's µs/task
+    assert spec.metric == "wall_s" and other.metric == "us_per_task"
+    assert RunSpec().metric == "us_per_task"
     # the defaults a spec settles while it is built still hold for the new one
     assert (other.target, other.workload, other.cwd) == ("command", None, spec.cwd)
     assert dataclasses.replace(RunSpec(tasks=5), tasks=None).time_s == 5.0

@@ -22,7 +22,7 @@ def test_both_launch_modes_measure_a_command_alike(
     mode: str, run_root: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(launch.MODE_ENV, mode)
-    rec = measure(RunSpec(command=CMD, run_root=run_root))
+    rec = measure(RunSpec(command=CMD, metric="us_per_task", run_root=run_root))
     assert rec.status == "ok", rec.error
     assert rec.us_per_task == 7
     # the 40 MiB buffer is seen, and the supervisor's own size is not taken for the run's
@@ -34,14 +34,18 @@ def test_one_server_serves_many_runs_and_a_dead_one_is_replaced(
     run_root: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(launch.MODE_ENV, "server")
-    assert measure(RunSpec(command="echo 1", run_root=run_root)).status == "ok"
+    assert (
+        measure(RunSpec(metric="us_per_task", command="echo 1", run_root=run_root)).status == "ok"
+    )
     server = launch._server
     assert server is not None and server.usable()
-    assert measure(RunSpec(command="echo 2", run_root=run_root)).status == "ok"
+    assert (
+        measure(RunSpec(metric="us_per_task", command="echo 2", run_root=run_root)).status == "ok"
+    )
     assert launch._server is server  # reused, not restarted
     server.proc.kill()
     server.proc.wait()
-    rec = measure(RunSpec(command="echo 3", run_root=run_root))
+    rec = measure(RunSpec(command="echo 3", metric="us_per_task", run_root=run_root))
     assert rec.status == "ok" and rec.us_per_task == 3
     assert launch._server is not server and launch._server is not None
 
@@ -83,6 +87,8 @@ def test_a_run_measured_from_another_thread_gets_its_own_supervisor(run_root: st
 
     before = launch._server
     with ThreadPoolExecutor(1) as pool:
-        rec = pool.submit(measure, RunSpec(command="echo 4", run_root=run_root)).result()
+        rec = pool.submit(
+            measure, RunSpec(command="echo 4", metric="us_per_task", run_root=run_root)
+        ).result()
     assert rec.status == "ok" and rec.us_per_task == 4
     assert launch._server is before  # no server tied to a thread that is gone

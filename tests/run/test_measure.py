@@ -103,7 +103,12 @@ def test_engine_that_hangs_and_ignores_sigterm_is_killed(run_root: str) -> None:
 def test_command_ignoring_sigterm_times_out_and_is_killed(run_root: str) -> None:
     t0 = time.monotonic()
     rec = measure(
-        RunSpec(command="trap '' TERM; sleep 600 & sleep 600; wait", timeout_s=2, run_root=run_root)
+        RunSpec(
+            metric="us_per_task",
+            command="trap '' TERM; sleep 600 & sleep 600; wait",
+            timeout_s=2,
+            run_root=run_root,
+        )
     )
     assert rec.status == "timeout"
     assert time.monotonic() - t0 < 2 + 10
@@ -111,7 +116,9 @@ def test_command_ignoring_sigterm_times_out_and_is_killed(run_root: str) -> None
 
 
 def test_detached_process_that_outlives_the_run_is_reported_and_killed(run_root: str) -> None:
-    rec = measure(RunSpec(command="setsid sleep 600 & echo 123.5", run_root=run_root))
+    rec = measure(
+        RunSpec(command="setsid sleep 600 & echo 123.5", metric="us_per_task", run_root=run_root)
+    )
     assert rec.status == "ok", rec.error
     assert rec.us_per_task == 123.5
     assert rec.tasks_per_s == pytest.approx(1e6 / 123.5)
@@ -134,7 +141,7 @@ def test_command_gets_treatments_and_json_score(run_root: str) -> None:
 
 
 def test_failed_command_is_recorded_with_stderr_tail(run_root: str) -> None:
-    rec = measure(RunSpec(command="echo boom >&2; exit 3", run_root=run_root))
+    rec = measure(RunSpec(metric="us_per_task", command="echo boom >&2; exit 3", run_root=run_root))
     assert rec.status == "failed"
     assert "exit code 3" in (rec.error or "") and "boom" in (rec.error or "")
 

@@ -55,7 +55,7 @@ def _check_phases(rec: object, elapsed: float, names: tuple[str, ...]) -> dict[s
 
 def test_command_run_has_its_phases(run_root: str) -> None:
     t0 = time.time()
-    rec = measure(RunSpec(command="echo 5", run_root=run_root))
+    rec = measure(RunSpec(metric="us_per_task", command="echo 5", run_root=run_root))
     elapsed = time.time() - t0
     assert rec.status == "ok", rec.error
     ph = _check_phases(rec, elapsed, ("prepare", "command", "reap", "record"))

@@ -41,13 +41,23 @@ def test_a_tmpfs_run_root_another_user_made_first_is_refused(tmp_path: Path) -> 
 
 
 def test_run_dirs_are_0700_and_job_files_and_the_store_0600(tmp_path: Path) -> None:
-    r = perflab("run", "--command", "echo 1", "--keep-run-dir", "--json", cwd=tmp_path)
+    r = perflab(
+        "run",
+        "--metric",
+        "us_per_task",
+        "--command",
+        "echo 1",
+        "--keep-run-dir",
+        "--json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     run_dir = Path(json.loads(r.stdout)["measurement"]["run_dir"])
     mode = lambda p: stat.S_IMODE(p.stat().st_mode)  # noqa: E731
     assert mode(tmp_path / ".perflab") == 0o700 and mode(run_dir.parent) == 0o700
     assert mode(run_dir) == 0o700 and mode(run_dir / "job.json") == 0o600
     r = perflab("campaign", "create", "c", "--command", "echo 1", "--factors", "a,b",
+                "--metric", "us_per_task",
                 "--design", "full", cwd=tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert mode(tmp_path / ".perflab" / "perflab.db") == 0o600

@@ -82,7 +82,8 @@ def test_found_score_lines_are_score_errors(line: str, fragment: str) -> None:
 def test_a_hostile_score_through_the_real_cli_is_one_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The same through ``perflab run --command``: exit 2, one line (one real run)."""
     (tmp_path / "score.txt").write_text('{"us_per_task": ' + "1" * 5000 + "}\n")
-    r = perflab("run", "--command", "cat score.txt", "--run-root", str(tmp_path / "runs"),
+    r = perflab("run", "--command", "cat score.txt", "--metric", "us_per_task",
+                "--run-root", str(tmp_path / "runs"),
                 cwd=tmp_path, env={"PERFLAB_HOME": str(tmp_path / ".perflab")})  # fmt: skip
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("perflab: error: command target:")

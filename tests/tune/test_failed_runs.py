@@ -68,6 +68,7 @@ def test_tune_whose_every_run_fails_exits_1_with_the_cause(tmp_path: Path) -> No
     (95% CI 1.00-1.00, 8 pairs)" and drop `a` on a ratio never measured."""
     r = perflab(
         "tune", "t", "--command", "echo nan", "--factors", "a,b", "--budget", "40",
+        "--metric", "us_per_task",
         cwd=tmp_path, env={"PERFLAB_HOME": str(tmp_path / "home")},
     )  # fmt: skip
     assert r.returncode == 1, r.stderr[-2000:]

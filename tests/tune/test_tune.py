@@ -77,6 +77,7 @@ def test_tune_a_black_box_command_resumes_after_a_kill(tmp_path: Path) -> None:
     args = [
         "tune", "t1", "--command", f"{sys.executable} app.py", "--factors", "a,b,c,d,p=1,p=2",
         "--budget", "60", "--pairs", "4", "--store", str(tmp_path / "s.db"),
+        "--metric", "us_per_task",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PERFLAB_HOME": str(tmp_path / ".pl")}
     proc = subprocess.Popen([*PERFLAB, *args], cwd=tmp_path, env=env,
@@ -134,7 +135,8 @@ def test_a_short_budget_is_noted_once_and_a_too_small_one_is_refused(tmp_path: P
 
     assert short_budget(300, 20) == "" and "about 300 runs" in short_budget(299, 20)
     (tmp_path / "app.py").write_text(TUNE_APP)
-    base = ["tune", "t3", "--command", f"{sys.executable} app.py", "--factors", "a,b,c"]
+    base = ["tune", "t3", "--command", f"{sys.executable} app.py", "--metric", "us_per_task",
+            "--factors", "a,b,c"]  # fmt: skip
     store = ["--store", str(tmp_path / "s.db")]
     r = perflab(*base, "--budget", "20", *store, cwd=tmp_path)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -21,6 +21,7 @@ def test_tune_runs_through_the_parsl_runner(tmp_path: Path) -> None:
     (tmp_path / "runner.py").write_text(PARSL_RUNNER_CONFIG)
     r = perflab(
         "tune", "t2", "--command", f"{sys.executable} app.py", "--factors", "a,b,c",
+        "--metric", "us_per_task",
         "--budget", "36", "--pairs", "3", "--search", "staged", "--runner", "parsl",
         "--runner-config", "runner.py", "--store", str(tmp_path / "s.db"), "--json",
         cwd=tmp_path, timeout=400,

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import csv as pacsv
 
-from perflab.campaign.dataset import ALIASES, frame, read_csv
+from perflab.campaign.dataset import ALIASES, column_name, frame, read_csv
 from perflab.files import NAME_RE
 from perflab.run.record import DATASET_COLUMNS, INTEGER_METRICS, METRICS, STATUSES
 
@@ -59,7 +59,7 @@ def _header(path: Path, metric: str) -> tuple[str, list[str], list[str]]:
         raise _RowByRow from None
     delimiter = ";" if first.count(";") >= first.count(",") else ","
     cells = next(csv.reader([first], delimiter=delimiter), [])
-    header = [ALIASES.get(h.strip(), h.strip()) for h in cells]
+    header = [column_name(h) for h in cells]
     factor_cols = [h for h in header if h not in DATASET_COLUMNS]
     if (
         not header
@@ -109,6 +109,8 @@ def _table(path: Path, delimiter: str, header: list[str], factor_cols: list[str]
             and not pc.all(pc.equal(table[name], pc.utf8_trim_whitespace(table[name]))).as_py()
         ):
             raise _RowByRow
+    if "treatments" in header and pc.any(pc.match_substring(table["treatments"], "label:")).as_py():
+        raise _RowByRow  # an older export's label:NAME, named NAME by read_csv
     return table
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 from perflab.campaign.definition import IMPORTED, CampaignDef
 from perflab.campaign.store import Store
 from perflab.errors import PerflabError
+from perflab.factors.labels import shown, shown_all
 from perflab.files import NAME_RE, atomic_write, check_name
 from perflab.run.record import (
     DATASET_COLUMNS,
@@ -30,6 +31,7 @@ from perflab.run.record import (
     RunRecord,
     metric_problem,
 )
+from perflab.spec import COMMAND_METRIC, ENGINE_METRIC
 
 #: Header names other tools use for our columns (``time``, ``us``, ...), read on import.
 ALIASES = {
@@ -53,7 +55,8 @@ def frame(records: list[RunRecord], factors: list[str] | None = None) -> pd.Data
         row["treatments"] = ",".join(sorted(r.treatments))
         rows.append(row)
     df = pd.DataFrame(rows, columns=DATASET_COLUMNS)
-    names = factors or sorted({t for r in records for t in r.treatments})
+    # a command's label:NAME is NAME in its records, and so in its column
+    names = shown_all(factors or sorted({t for r in records for t in r.treatments}))
     sets = [set(r.treatments) for r in records]
     for f in names:
         df[f] = [int(f in s) for s in sets]
@@ -139,13 +142,46 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def read_csv(path: str | Path, campaign: str, metric: str = "us_per_task") -> list[RunRecord]:
-    """Parse a dataset CSV into records (nothing is stored). Errors name the file and line."""
+def column_name(header: str) -> str:
+    """A CSV header cell as perflab names the column: another tool's name for one of ours
+    (``ALIASES``), and a label's ``label:NAME`` (older exports) as ``NAME``."""
+    h = header.strip()
+    return shown(ALIASES.get(h, h))
+
+
+def csv_metric(path: str | Path) -> str:
+    """The metric a dataset CSV is read on when none is named: ``us_per_task`` where any
+    row has one, else ``wall_s`` where any row has one (a command measured by perflab);
+    an unreadable file is left to ``read_csv`` to name."""
+    try:
+        lines = _lines(Path(path))
+    except PerflabError:
+        return ENGINE_METRIC
+    delimiter = ";" if lines[0].count(";") >= lines[0].count(",") else ","
+    try:
+        rows = list(csv.reader(lines, delimiter=delimiter))
+    except csv.Error:
+        return ENGINE_METRIC
+    header = [column_name(h) for h in rows[0]]
+    for metric in (ENGINE_METRIC, COMMAND_METRIC):
+        if metric in header:
+            i = header.index(metric)
+            if any(len(r) > i and r[i].strip() for r in rows[1:]):
+                return metric
+    return ENGINE_METRIC
+
+
+def read_csv(
+    path: str | Path, campaign: str, metric: str | None = "us_per_task"
+) -> list[RunRecord]:
+    """Parse a dataset CSV into records (nothing is stored; ``metric`` None:
+    ``csv_metric``'s). Errors name the file and line."""
     path = Path(path)
+    metric = metric or csv_metric(path)
     lines = _lines(path)
     delimiter = ";" if lines[0].count(";") >= lines[0].count(",") else ","
     reader = _rows(csv.reader(lines, delimiter=delimiter), path)
-    header = [ALIASES.get(h.strip(), h.strip()) for h in next(reader, [])]
+    header = [column_name(h) for h in next(reader, [])]
     if any(_is_number(h) for h in header):
         raise PerflabError(
             f"{path}:1: no header row (the first line must name the columns, e.g. "
@@ -173,7 +209,7 @@ def read_csv(path: str | Path, campaign: str, metric: str = "us_per_task") -> li
         cells = dict(zip(header, (c.strip() for c in row), strict=True))
         treatments = set()
         if "treatments" in cells and cells["treatments"]:
-            treatments |= {t.strip() for t in cells["treatments"].split(",") if t.strip()}
+            treatments |= {shown(t) for t in cells["treatments"].split(",") if t.strip()}
         for f in factor_cols:
             if cells[f] not in ("0", "1", "True", "False", "true", "false"):
                 raise PerflabError(f"{where}: factor column {f!r} is {cells[f]!r}, not 0/1")
@@ -231,7 +267,9 @@ def read_csv(path: str | Path, campaign: str, metric: str = "us_per_task") -> li
     return records
 
 
-def import_csv(store: Store, path: str | Path, campaign: str, metric: str = "us_per_task") -> int:
+def import_csv(
+    store: Store, path: str | Path, campaign: str, metric: str | None = "us_per_task"
+) -> int:
     """Import a CSV as a new campaign, all rows in one transaction (or none)."""
     check_name(campaign, "campaign name")
     if campaign in store.campaign_names():

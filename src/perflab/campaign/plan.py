@@ -24,6 +24,7 @@ from perflab.campaign.store import Store
 from perflab.errors import PerflabError
 from perflab.factors import snapshot
 from perflab.factors.catalog import Catalog, load_catalogs
+from perflab.factors.labels import shown_all
 from perflab.factors.treat import treat
 from perflab.files import check_name
 from perflab.run.measure import validate
@@ -274,7 +275,7 @@ def status(store: Store, name: str, target: float | None = None) -> dict[str, An
         "created_at": definition.created_at,
         "target": definition.target,
         "design": definition.design,
-        "factors": definition.factors,
+        "factors": shown_all(definition.factors),  # label:NAME as NAME
         "counts": counts,
         "eta_s": eta,
         "best": dict(best) if best else None,
@@ -308,14 +309,15 @@ def precision(
     col = 1 if all(r[1] is not None for r in rows) else 2
     rows = [r for r in rows if r[col] is not None]
     y = np.array([r[col] for r in rows], float)
-    x = design_x([r[0].split(",") for r in rows], definition.factors)
+    factors = shown_all(definition.factors)  # as the records name them (label:NAME is NAME)
+    x = design_x([r[0].split(",") for r in rows], factors)
     run_s = float(np.mean(durations)) if durations else None
     # planned and not yet run (a failed run is done: it is not planned again)
-    todo = design_x([t for _, t in store.pending(definition.name)] + (more or []),
-                    definition.factors)  # fmt: skip
+    todo = design_x([shown_all(t) for _, t in store.pending(definition.name)]
+                    + [shown_all(t) for t in more or []], factors)  # fmt: skip
     return {
         "metric": ("us_per_task", "wall_s")[col - 1],
-        **reach(y, x, definition.factors, run_s, target, todo),
+        **reach(y, x, factors, run_s, target, todo),
     }
 
 

@@ -38,6 +38,7 @@ from perflab.campaign import running
 from perflab.campaign.definition import CampaignDef
 from perflab.campaign.runners.base import OnResult, Runner
 from perflab.campaign.store import Store
+from perflab.factors.labels import shown, shown_all
 from perflab.spec import RunSpec
 
 
@@ -78,15 +79,17 @@ def set_target(definition: CampaignDef, sets: list[list[str]]) -> float | None:
 
     assert definition.precision is not None
     try:
-        scale = design_scale(design_x(sets, definition.factors), definition.factors)
+        factors = shown_all(definition.factors)
+        scale = design_scale(design_x([shown_all(s) for s in sets], factors), factors)
     except PerflabError:
         return None
     return math.log1p(definition.precision) / math.sqrt(2 * scale)
 
 
 def set_key(treatments: Iterable[str]) -> str:
-    """A set's name as the stopping notes keep it: its treatments sorted, comma-joined."""
-    return ",".join(sorted(t for t in treatments if t))
+    """A set's name as the stopping notes keep it: its treatments sorted, comma-joined (a
+    planned ``label:NAME`` as its runs' records name it, ``NAME``)."""
+    return ",".join(sorted(shown(t) for t in treatments if t))
 
 
 def logs(store: Store, name: str, before: int | None = None) -> dict[str, list[float]]:

@@ -35,7 +35,12 @@ from perflab.errors import PerflabError
     help="Shapley/paths end set (default: the predicted best set).",
 )
 @click.option("--order", default=None, metavar="A,B,C", help="Also a path in this order.")
-@click.option("--metric", default="us_per_task", show_default=True)
+@click.option(
+    "--metric",
+    default=None,
+    help="Metric analysed (default: the study's own: a command's wall_s unless it named "
+    "another, else us_per_task).",
+)
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
 @click.option(
     "--wide", is_flag=True, help="Every table column, wider than the terminal if need be."
@@ -48,7 +53,7 @@ def analyze_cmd(
     from_set: str | None,
     to_set: str | None,
     order: str | None,
-    metric: str,
+    metric: str | None,
     seed: int,
     wide: bool,
     store_path: str | None,
@@ -93,7 +98,12 @@ def analyze_cmd(
     help="Also a before/after scatter of FACTOR's exact X -> X+{FACTOR} pairs, coloured by "
     "whether COLOUR_BY was already applied (repeatable).",
 )
-@click.option("--metric", default="us_per_task", show_default=True)
+@click.option(
+    "--metric",
+    default=None,
+    help="Metric analysed (default: the study's own: a command's wall_s unless it named "
+    "another, else us_per_task).",
+)
 @click.option(
     "--wide", is_flag=True, help="Every table column, wider than the terminal if need be."
 )
@@ -103,7 +113,7 @@ def report_cmd(
     output: str | None,
     without: str | None,
     before_after: tuple[str, ...],
-    metric: str,
+    metric: str | None,
     wide: bool,
     store_path: str | None,
 ) -> None:

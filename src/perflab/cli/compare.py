@@ -34,7 +34,7 @@ from perflab.files import atomic_write, perflab_home
 from perflab.prepare import Prepared
 from perflab.run.measure import measure, validate
 from perflab.run.record import METRICS, RunRecord
-from perflab.spec import RunSpec
+from perflab.spec import RunSpec, default_metric
 
 T = TypeVar("T")
 
@@ -159,8 +159,10 @@ def decision_options(f: Any) -> Any:
 
 def gate_metric(o: dict[str, Any]) -> str:
     """``--metric`` (``o``: click's keyword arguments), if the gate can decide on it (a
-    record's metric or a derived one)."""
-    metric = o["metric"]
+    record's metric or a derived one); unnamed, the run's own default: ``wall_s`` for a
+    command, else ``us_per_task``."""
+    command = o.get("command") or o.get("side_command_a") or o.get("side_command_b")
+    metric = o["metric"] or default_metric(command)
     if metric not in METRICS and metric not in DERIVED:
         raise PerflabError(
             f"unknown metric {metric!r} for --metric (known: {', '.join([*METRICS, *DERIVED])})"

@@ -20,7 +20,7 @@ from perflab.errors import PerflabError
     help="Write the deltas instead: one row per pair of runs X, X+{t} "
     "(factor;before;after;delta; one True/False column per factor: in X). CSV only.",
 )
-@click.option("--metric", default="us_per_task", show_default=True, help="With --deltas.")
+@click.option("--metric", default=None, help="With --deltas (default: the campaign's own).")
 @click.option(
     "-o",
     "--output",
@@ -29,7 +29,12 @@ from perflab.errors import PerflabError
 )
 @store_option
 def export_cmd(
-    name: str, fmt: str, deltas: bool, metric: str, output: str | None, store_path: str | None
+    name: str,
+    fmt: str,
+    deltas: bool,
+    metric: str | None,
+    output: str | None,
+    store_path: str | None,
 ) -> None:
     """Write campaign NAME's runs as a dataset (CSV: semicolon-separated, 0/1 factor columns),
     or its deltas (docs/contracts.md)."""
@@ -46,10 +51,18 @@ def export_cmd(
 @click.argument("csv_file", type=click.Path())
 @click.argument("name", required=False)
 @click.option("--campaign", "old_name", cls=Deprecated, now="a positional NAME")
-@click.option("--metric", default="us_per_task", show_default=True, help="The score column.")
+@click.option(
+    "--metric",
+    default=None,
+    help="The score column (default: us_per_task, or wall_s where no row has one).",
+)
 @store_option
 def import_cmd(
-    csv_file: str, name: str | None, old_name: str | None, metric: str, store_path: str | None
+    csv_file: str,
+    name: str | None,
+    old_name: str | None,
+    metric: str | None,
+    store_path: str | None,
 ) -> None:
     """Import a dataset CSV made elsewhere (other tools' header names too) as a new campaign
     NAME."""

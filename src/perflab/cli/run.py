@@ -43,7 +43,7 @@ def run(treat_set: str, runs: int, as_json: bool, **o: Any) -> None:
             progress(f"run {i}/{n}")
 
     records = api.run(spec, treat_set, list(o["catalogs"]), runs, each_run)
-    summary = api.summary(records) if runs > 1 else None
+    summary = api.summary(records, spec.metric) if runs > 1 else None
     if as_json:
         if runs == 1:
             click.echo(records[0].to_json())

@@ -83,16 +83,17 @@ RUN_OPTIONS = [
     click.option(
         "--command",
         "-c",
-        help="Black-box target: a shell command whose last stdout line is the score "
-        "(a number, or JSON with the --metric key).",
+        help="Black-box target: a shell command; perflab measures it (wall time, CPU, "
+        "peak RSS) unless --metric names a number it prints.",
     ),
     click.option(
         "--metric",
-        default="us_per_task",
-        show_default=True,
+        default=None,
         cls=Aliased,
         old=("--by",),
-        help="The metric decided on and analysed (and which one a black-box command's score is).",
+        help="The metric decided on and analysed. Default: us_per_task for an engine, wall_s "
+        "(measured by perflab) for a --command; another name (e.g. us_per_task) is read from "
+        "the command's last stdout line (a number, or JSON with that key), in its unit.",
     ),
     timeout_option,
     click.option(
@@ -172,7 +173,7 @@ def base_spec(o: dict[str, Any]) -> RunSpec:
         engine_options=engine_options,
         parsl_config=resolved(o["parsl_config"]),
         command=o["command"],
-        metric=o["metric"],
+        metric=o["metric"] or "",  # "": the default for the target (spec.default_metric)
         timeout_s=o["timeout_s"],
         run_root=o["run_root"],
         keep_run_dir=o["keep_run_dir"],

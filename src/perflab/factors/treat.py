@@ -13,13 +13,13 @@ from perflab.errors import PerflabError
 from perflab.factors.catalog import CATEGORIES, Catalog, Factor, is_builtin, kind_of
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import substitute
+from perflab.factors.labels import LABEL_PREFIX
 from perflab.files import NAME_RE
 from perflab.hook import config_ops, config_unreachable
 from perflab.hook.seen import seen_ops
 from perflab.spec import RunSpec
 
-#: Declares a treatment the command's own label even where the catalog knows the name.
-LABEL_PREFIX = "label:"
+__all__ = ["LABEL_PREFIX", "cannot_reach", "study_meta", "treat"]
 
 
 def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSpec:
@@ -57,8 +57,7 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
             why = cannot_reach(catalog.factors[name])
             if why:
                 raise PerflabError(
-                    f"factor {name!r} cannot reach a command's program: {why} (to pass it "
-                    f"on as the command's own label, give it as {LABEL_PREFIX}{t})"
+                    f"factor {name!r} cannot reach a command's program: {why}" + _as_label(t)
                 )
             hooked.append(t)
         else:
@@ -66,11 +65,12 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
                 raise PerflabError(f"treatment {t!r} is not a valid name")
             near = difflib.get_close_matches(name, catalog.names(), n=1, cutoff=0.85)
             if near:
-                raise PerflabError(
-                    f"no factor {name!r}: did you mean {near[0]!r}? (if it is the command's "
-                    f"own label, give it as {LABEL_PREFIX}{t})"
-                )
+                raise PerflabError(f"no factor {name!r}: did you mean {near[0]!r}?" + _as_label(t))
             bare.append(t)
+    for t in known:
+        _one(catalog, t, "command")
+    for t in hooked:
+        _one(catalog, t, catalog.factors[t.partition("=")[0].strip()].targets[0])
     parsed = catalog.parse_treatments(known, "command")
     for tr in parsed:
         for key in catalog.get(tr.factor).effects:
@@ -80,7 +80,7 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
                 )
                 raise PerflabError(
                     f"factor {tr.factor!r} has a {kind_of(key).name} effect, which a "
-                    f"black-box command cannot take (only {', '.join(fit)})"
+                    f"black-box command cannot take (only {', '.join(fit)}){_as_label(tr.factor)}"
                 )
     through = [
         tr
@@ -105,6 +105,7 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
                 if why:
                     raise PerflabError(
                         f"factor {tr.factor!r} cannot reach a command's program: {why}"
+                        + _as_label(str(tr))
                     )
                 hook[str(tr)] = ops
             else:
@@ -112,6 +113,20 @@ def treat(spec: RunSpec, treatments: str | list[str], catalog: Catalog) -> RunSp
                 out = kind.apply(out, key, value)
     out = replace(out, hook=hook, treatments=sorted([*out.treatments, *map(str, through), *bare]))
     return _with_proof(out, catalog, [*parsed, *through])
+
+
+def _as_label(treatment: str) -> str:
+    """The hint every refusal of a catalog name on a command ends with."""
+    return f" (if it is the command's own label, give it as {LABEL_PREFIX}{treatment})"
+
+
+def _one(catalog: Catalog, treatment: str, target: str) -> None:
+    """Refuse a catalog factor the command cannot take as given (no level, a wrong one ...),
+    saying how to pass the name on as the command's own label instead."""
+    try:
+        catalog.parse_treatments([treatment], target)
+    except PerflabError as exc:
+        raise PerflabError(f"{exc}{_as_label(treatment)}") from None
 
 
 def _with_proof(spec: RunSpec, catalog: Catalog, applied: list[Any]) -> RunSpec:

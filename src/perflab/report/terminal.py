@@ -61,9 +61,13 @@ def print_records(records: list[RunRecord], summary: dict[str, Any] | None) -> N
     for label, cell in ROWS:
         table.add_row(label, *[cell(r) for r in records])
     console.print(table)
+    taken = first.measurement.get("score_from")
+    if taken:  # a command's: perflab's own measurement, or the number it printed
+        console.print(escape(f"score: {taken}"))
     if summary and summary.get("n_ok", 0) >= 2:
+        unit = metric_unit(summary.get("metric", "us_per_task"))
         console.print(
-            f"median {summary['median']:,.1f} µs/task over {summary['n_ok']} runs, "
+            f"median {summary['median']:,.4g} {unit} over {summary['n_ok']} runs, "
             f"CV {summary['cv'] * 100:.1f} %"
         )
     for r in records:

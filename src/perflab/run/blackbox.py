@@ -1,11 +1,24 @@
-"""The black-box command target: the score is the command's last line of stdout."""
+"""The black-box command target's score. By default perflab measures the command itself
+(wall time, CPU, peak RSS: ``spec.SELF_MEASURED``) and never reads its output; only when
+``--metric NAME`` names a metric is the command's last line of stdout read as NAME, in
+NAME's unit (``record.METRIC_UNITS``: ``wall_s`` in seconds, ``us_per_task`` in µs)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from perflab.run.record import METRICS, metric_problem
+from perflab.run.record import METRICS, metric_problem, metric_unit
+
+
+def measured_score(metric: str, why: str = "the command's output is not read") -> str:
+    """``measurement.score_from`` of a command measured by perflab itself."""
+    return f"{metric}, measured by perflab ({why})"
+
+
+def printed_score(metric: str) -> str:
+    """``measurement.score_from`` of a score read from the command's output as ``metric``."""
+    return f"{metric}, read from the command's last stdout line (in {metric_unit(metric)})"
 
 
 class ScoreError(ValueError):

@@ -13,9 +13,9 @@ from typing import Any
 from perflab.engines.base import FAILURE_FILE
 from perflab.hook import judge, judge_releases, program_logs, read_facts, task_count
 from perflab.run import phases
-from perflab.run.blackbox import ScoreError, parse_score
+from perflab.run.blackbox import ScoreError, measured_score, parse_score, printed_score
 from perflab.run.record import RunRecord
-from perflab.spec import RunSpec
+from perflab.spec import SELF_MEASURED, RunSpec
 
 STDERR_TAIL = 2000
 
@@ -150,7 +150,7 @@ def _fill_command(
     if r["status"] != "ok":
         return None
     try:
-        score = parse_score((run_dir / "stdout.txt").read_text(errors="replace"), spec.metric)
+        score = _command_score(r, spec, run_dir)
     except ScoreError as exc:
         found = _score_without_line(r, spec.metric, count)
         if found is None:
@@ -169,6 +169,19 @@ def _fill_command(
             r["us_per_task"] = count["span_s"] * 1e6 / count["completed"]
     start = {"t": 0.0, "user": 0.0, "sys": 0.0, "ctx": 0.0, "write_bytes": 0.0}
     return start, {**sup["total"], "t": r["wall_s"]}
+
+
+def _command_score(r: Draft, spec: RunSpec, run_dir: Path) -> dict[str, float]:
+    """The metrics a command's stdout gives: none when no metric was named (perflab
+    measures the command itself: ``spec.score_line`` is False; its stdout is not read), else
+    its last line's, read as ``spec.metric`` in that metric's unit.
+    ``measurement.score_from`` says which."""
+    if not spec.score_line:
+        r["measurement"]["score_from"] = measured_score(spec.metric)
+        return {}
+    score = parse_score((run_dir / "stdout.txt").read_text(errors="replace"), spec.metric)
+    r["measurement"]["score_from"] = printed_score(spec.metric)
+    return score
 
 
 def _hook_facts(r: Draft, spec: RunSpec, run_dir: Path) -> dict[str, Any] | None:
@@ -206,10 +219,11 @@ def _hook_facts(r: Draft, spec: RunSpec, run_dir: Path) -> dict[str, Any] | None
 def _score_without_line(
     r: Draft, metric: str, count: dict[str, Any] | None
 ) -> dict[str, float] | None:
-    """A score for a command that printed none: its wall time (``--metric wall_s``), or the
-    hook's µs per task of a Parsl program; None when neither is there."""
-    if metric == "wall_s":
-        r["measurement"]["score_from"] = "the command's wall time (no score line)"
+    """A score for a command that printed none: perflab's own measurement for a metric it
+    measures (``--metric wall_s``: the command's wall time), the hook's µs per task of a
+    Parsl program; None when neither is there."""
+    if metric in SELF_MEASURED:
+        r["measurement"]["score_from"] = measured_score(metric, "the command printed no score")
         return {}
     if metric in ("us_per_task", "tasks_per_s") and count and count["completed"]:
         span = count["span_s"]

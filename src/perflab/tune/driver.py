@@ -15,6 +15,7 @@ from perflab.campaign.plan import create_ordered, run_campaign
 from perflab.campaign.store import Store
 from perflab.errors import PerflabError, Unanswerable
 from perflab.factors.catalog import load_catalogs
+from perflab.factors.labels import is_label, shown
 from perflab.factors.treat import treat
 from perflab.files import atomic_write, check_name, home_dir
 from perflab.run.measure import validate
@@ -102,7 +103,7 @@ def tune(
 
     searcher = kind(candidates, cons, budget, seed, pairs)
     searcher.precision = precision
-    result = searcher.run(measure).to_dict()
+    result = _named(searcher.run(measure).to_dict(), [c for c in candidates if is_label(c)])
     result.update(
         name=name, target=base.target, metric=base.metric, failed_runs=failed, search=search
     )
@@ -119,6 +120,22 @@ def tune(
             f"({len(failed)} of {result['runs']} runs failed; {home_dir() / f'tune-{name}.json'})"
         )
     return result
+
+
+def _named(obj: Any, labels: list[str]) -> Any:
+    """``obj`` (the result, JSON-like) with each of a command's ``label:NAME`` candidates
+    named ``NAME``, as its runs' records and every other output name it."""
+    if not labels:
+        return obj
+    if isinstance(obj, str):
+        for raw in labels:
+            obj = obj.replace(raw, shown(raw))
+        return obj
+    if isinstance(obj, dict):
+        return {_named(k, labels): _named(v, labels) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_named(v, labels) for v in obj)
+    return obj
 
 
 def _values(
