@@ -149,8 +149,8 @@ def test_bisect_treat_benchmarks_the_treated_program_at_every_point(
     repo, shas = clone
     home, seen = tmp_path / "home", tmp_path / "seen.txt"
     cmd = f'echo "$PERFLAB_TREATMENTS" >> {seen}; echo 100'
-    args = ["--package", "toybis", "--good", shas[0], "--bad", shas[2], "--repo", str(repo),
-            "--build", "tree", "--command", cmd, "--runs", "4",
+    args = ["--package", "toybis", "--range", f"{shas[0]}..{shas[2]}", "--repo", str(repo),
+            "--build", "tree", "--command", cmd, "--metric", "us_per_task", "--runs", "4",
             "--treat", "label:slowpath"]  # fmt: skip
     res = cli(*args, "--json", home=home)
     assert res.exit_code == 0, res.output
@@ -165,7 +165,7 @@ def test_bisect_treat_refuses_an_unknown_factor_in_one_line(
 ) -> None:
     repo, shas = clone
     home = tmp_path / "home"
-    res = cli("--package", "toybis", "--good", shas[0], "--bad", shas[2], "--repo", str(repo),
+    res = cli("--package", "toybis", "--range", f"{shas[0]}..{shas[2]}", "--repo", str(repo),
               "--build", "tree", "--command", "echo 1", "--treat", "cfg_2_blockz",
               home=home)  # fmt: skip
     _bad(res, "cfg_2_blockz", home)
@@ -180,8 +180,8 @@ def test_bisect_precision_on_a_command_pilots_on_the_first_point(
     repo, shas = clone
     home = tmp_path / "home"
     score = 'python -c "import random; print(1000 * (1 + random.gauss(0, 0.01)))"'
-    args = ["--package", "toybis", "--good", shas[0], "--bad", shas[2], "--repo", str(repo),
-            "--build", "tree", "--command", score, "--precision", "2%",
+    args = ["--package", "toybis", "--range", f"{shas[0]}..{shas[2]}", "--repo", str(repo),
+            "--build", "tree", "--command", score, "--metric", "us_per_task", "--precision", "2%",
             "--max-time", "120"]  # fmt: skip
     res = cli(*args, "--json", home=home)
     assert res.exit_code == 0, res.output

@@ -133,7 +133,8 @@ def test_an_undecided_comparison_goes_on_until_the_budget_and_says_the_node_is_t
     noisy = "python3 -c 'import random; print(1000 * random.lognormvariate(0, 0.3))'"
     quiet = command_parts.fit([1000.0, 1001.0, 1000.0, 999.0, 1000.0, 1000.5], [0.3] * 6)
     command_parts.save(quiet, RunSpec(command=noisy), "us_per_task", tmp_path)
-    args = ["compare", "--command", noisy, "--precision", "2%", "--max-time", "20", "--json"]
+    args = ["compare", "--command", noisy, "--metric", "us_per_task", "--precision", "2%",
+            "--max-time", "20", "--json"]  # fmt: skip
     res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path)})
     assert res.exit_code == 0, res.output
     p = json.loads(res.stdout)["precision"]

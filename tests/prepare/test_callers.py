@@ -12,7 +12,7 @@ SRC = ROOT / "src" / "perflab"
 #: the gate's ``Side.ready``, which prepares each side of a comparison once).
 CALLERS = (
     "run/measure.py",
-    "cli/compare.py",
+    "cli/precision.py",
     "cli/history.py",
     "explain/plan.py",
     "compare/gate.py",

@@ -34,9 +34,9 @@ def test_every_verb_defaults_a_command_to_wall_s() -> None:
     assert default_metric("true") == "wall_s" and default_metric(None) == "us_per_task"
     assert RunSpec(command="true").metric == "wall_s" and RunSpec().metric == "us_per_task"
     o = {"metric": None, "command": "true", "side_command_a": None, "side_command_b": None}
-    assert gate_metric(o, None) == "wall_s"  # compare and bisect
-    assert gate_metric({**o, "command": None}, None) == "us_per_task"
-    assert gate_metric({**o, "metric": "us_per_task"}, None) == "us_per_task"
+    assert gate_metric(o) == "wall_s"  # compare and bisect
+    assert gate_metric({**o, "command": None}) == "us_per_task"
+    assert gate_metric({**o, "metric": "us_per_task"}) == "us_per_task"
     # an older stored spec (a campaign's base) that named us_per_task still reads its print
     old = RunSpec.from_dict({"command": "echo 1", "metric": "us_per_task"})
     assert old.score_line and not RunSpec(command="echo 1").score_line

@@ -46,7 +46,8 @@ GROUPS: dict[str, str] = {
     **dict.fromkeys(
         ("--warmup", "--arg-bytes", "--task-ms", "--task-us", "--param", "--workers", "--opt",
          "--timeout", "--run-root", "--keep-run-dir", "--graceful", "--allow-insecure",
-         "--catalog", "--parsl-config", "--max-time", "--seed", "--update-parts", "--time",
+         "--catalog", "--parsl-config", "--isolate", "--max-time", "--seed", "--update-parts",
+         "--time",
          "--help-all", "--config", "--unpaired", "--min-runs", "--fixed", "--python", "--patch",
          # verbs' own details: the defaults suit a first use
          "--screen-runs", "--config-class", "--safety", "--screen-alpha", "--hunk-groups",

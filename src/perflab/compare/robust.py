@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from perflab.analysis.stats import norm_ppf
+
 #: Up to this many pairs the signed-rank distribution is counted exactly.
 EXACT_N = 60
 
@@ -74,10 +76,8 @@ def rank_bound(n: int, level: float) -> tuple[int, float]:
         c = int(np.searchsorted(cdf, level / 2, side="right"))
         tail = float(cdf[c - 1]) if c > 0 else 0.0
         return c, 1.0 - 2.0 * tail
-    from scipy.stats import norm
-
     mean, sd = n * (n + 1) / 4.0, math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
-    c = max(0, math.floor(mean - float(norm.ppf(1 - level / 2)) * sd))
+    c = max(0, math.floor(mean - norm_ppf(1 - level / 2) * sd))
     return c, 1.0 - level
 
 
