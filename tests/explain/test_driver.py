@@ -101,7 +101,7 @@ def test_nothing_to_explain_runs_no_screen(
 @pytest.mark.parametrize(
     ("a", "b", "extra", "says"),
     [
-        ("1.0", "1.0", (), "same release"),
+        ("1.0", "1.0", (), "the two ends are the same"),
         ("1.0", "9.9", (), "9.9"),
         ("1.0", "2.0", ("--config-class", f"{NAME}.core:Nope"), "Nope"),
     ],
