@@ -26,6 +26,7 @@ from perflab.cli.precise import max_time_option, plan_for, precision_option, siz
 from perflab.cli.ranges import ends_of, range_option
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.cli.spelling import Deprecated
+from perflab.spec import default_metric
 
 if TYPE_CHECKING:
     from perflab.compare.precision import Looks, Plan
@@ -125,7 +126,7 @@ def explain(
 
     # --metric may name several, comma-separated: the first decides, the rest are reported
     rel_a, rel_b = ends_of(o, ("rel_a", "rel_b"))
-    metrics = names(o["metric"]) or ["us_per_task"]
+    metrics = names(o["metric"]) or [default_metric(o["command"])]
     spec = base_spec({**o, "metric": metrics[0]})
     looks, budget = None, None
     if o["precision_target"] is not None:

@@ -68,8 +68,9 @@ def plan_for(
     replaces: tuple[str, ...] = ("runs", "tasks", "time_s"),
 ) -> Plan:
     """The plan for ±``target`` (see ``plan_or_refuse`` for ``units`` and ``scale``): bad
-    input (exit 2, nothing run) when an option it replaces was given, for a command, without
-    stored parts, or when it takes longer than ``max_time`` (default 3600 s)."""
+    input (exit 2, nothing run) when an option it replaces was given, without stored parts
+    (an engine target: a command's A/A pilot runs first, said on stderr), or when it takes
+    longer than ``max_time`` (default 3600 s)."""
     from perflab.compare import planned as pc
     from perflab.compare.gate import Side
 
@@ -77,10 +78,13 @@ def plan_for(
     if clash:
         raise PerflabError(f"--precision plans the runs and the window: drop {', '.join(clash)}")
     limit = pc.DEFAULT_MAX_TIME_S if max_time is None else max_time
+    from perflab.cli.app import err_console
+
     side = Side("A", spec)
     # every verb here makes all its planned runs: its interval is at its alpha, not at a
-    # sequential look's share of it
-    got = pc.plan_or_refuse(side, metric, parse_target(target), limit, alpha, units, scale, alpha)
+    # sequential look's share of it; a command without stored parts says its pilot runs
+    got = pc.plan_or_refuse(side, metric, parse_target(target), limit, alpha, units, scale,
+                            alpha, say=err_console.print)  # fmt: skip
     return got[1]
 
 

@@ -2,7 +2,8 @@
 51). By default it measures the benchmark's variance parts and stores them, for
 ``compare --precision`` (compare/planned.py); with ``--gate`` it replays the compare gate on
 A/A runs and stores the runs per side ``compare`` uses (what ``perflab calibrate`` did; that
-name stays for one release, saying so once on stderr)."""
+name stays for one release, saying so once on stderr). A command's parts come from an A/A
+pilot of whole runs (``compare.command_parts``), stored where ``compare --precision`` looks."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import click
 
 from perflab.cli.app import json_option, main, progress
 from perflab.cli.compare import decision_options, fresh_runs, gate_metric
-from perflab.cli.precise import given
+from perflab.cli.precise import given, max_time_option, precision_option
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.compare import calibrate as cal
 from perflab.compare import parts as mp
@@ -78,6 +79,11 @@ _NOISE_OPTIONS = [
         show_default=True,
         help="With --gate: simulated A/A comparisons replayed on the measured runs.",
     ),
+    precision_option(
+        "that the plan is shown for (e.g. 3%): the plan `compare --precision` would make "
+        "from the parts just measured"
+    ),
+    max_time_option,
     json_option,
 ]
 
@@ -100,13 +106,21 @@ def precision(gate: bool, **o: Any) -> None:
     within-window variance (with 95 % intervals): with --windows 500,8000 fitted from A/A
     pairs at each window (recommended); else from --runs runs of one window (--tasks,
     default 2,000) split into --splits sub-batches. --gate prints the gate's false-alarm
-    and detection rates on the runs. (`run --runs K` prints K runs' median and CV.)"""
-    mode, other = (("--gate", ("windows", "splits")) if gate else
-                   ("the parts (no --gate)", ("effect", "simulations")))  # fmt: skip
+    and detection rates on the runs. (`run --runs K` prints K runs' median and CV.)
+
+    A --command has no window (its run is its whole window): its parts are an A/A pilot of
+    --runs pairs (default 8) of fresh runs, one run's time and CV with 95 % intervals,
+    stored per command and environment where `compare --precision` (and every verb's
+    --precision) finds them; the plans are runs of the whole command. --precision PCT adds
+    the plan for PCT, as `compare --precision` would make it within --max-time."""
+    mode, other = (("--gate", ("windows", "splits", "precision_target", "max_time")) if gate
+                   else ("the parts (no --gate)", ("effect", "simulations")))  # fmt: skip
     if wrong := given(*other):
         raise PerflabError(f"{', '.join(wrong)} does not apply to {mode}")
     if gate:
         _gate(o)
+    elif o["command"] is not None:
+        _command(o)
     else:
         _parts(o)
 
@@ -115,6 +129,8 @@ def precision(gate: bool, **o: Any) -> None:
 @noise_options
 def calibrate(gate: bool, **o: Any) -> None:
     """The old name of `perflab precision --gate` (kept for one release)."""
+    if wrong := given("windows", "splits", "precision_target", "max_time"):
+        raise PerflabError(f"{', '.join(wrong)} does not apply to --gate")
     click.echo("perflab: `calibrate` is now `perflab precision --gate`; the old name goes "
                "in the next release", err=True)  # fmt: skip
     _gate(o)
@@ -145,7 +161,116 @@ def _parts(o: dict[str, Any]) -> None:
         click.echo(json.dumps(measured.to_dict()))
         return
     click.echo(describe(measured, o["alpha"]))
+    if o["precision_target"] is not None:
+        click.echo(f"  {_asked(measured, o)}")
     click.echo(f"stored in {path}")
+
+
+def _command(o: dict[str, Any]) -> None:
+    """A command's parts: an A/A pilot of it in fresh processes (``command_parts``), stored
+    per command and environment where ``compare --precision`` finds them (so its plan needs
+    no pilot); what it measured, where it is stored, and the plans it makes."""
+    from perflab.compare import busy, command_parts
+    from perflab.compare.gate import Side
+    from perflab.compare.planned import pilot_command
+
+    if wrong := given("windows", "splits"):
+        why = "its run is its whole window: the pilot is --runs A/A pairs of whole runs"
+        raise PerflabError(f"{', '.join(wrong)} does not apply to a command ({why})")
+    spec, metric = _spec(o)
+    pairs = command_parts.PILOT_PAIRS if o["runs"] is None else o["runs"]
+    if pairs < 2:
+        raise PerflabError(f"--runs (A/A pairs of the command) must be at least 2 (got {pairs})")
+    target = None if o["precision_target"] is None else pp_target(o["precision_target"])
+    validate(spec)
+    side = Side("A", spec)
+    side.ready()  # as compare makes its side A ready: the parts are stored under that spec
+    found, path, records = pilot_command(side.spec, side, metric, _progress, pairs)
+    load = busy.load_of(records)
+    plans = {f"{t:g}": _plan_line(found, t, o, sequence=False) for t in _TARGETS}
+    asked = None if target is None else _asked(found, o)
+    if o["as_json"]:
+        cv, cv_ci = _cv(found)
+        click.echo(json.dumps({**found.to_dict(), "metric": metric, "cv": cv, "cv_ci": cv_ci,
+                               "run_s": found.parts.fixed_s, "run_s_ci": found.fixed_ci,
+                               "load": load, "stored": str(path), "plans": plans,
+                               "plan": asked}))  # fmt: skip
+        return
+    click.echo(describe_command(found, metric, load))
+    click.echo(f"plans at alpha {o['alpha']} (the planned look's, as `compare --precision` "
+               "plans them):")  # fmt: skip
+    for t in _TARGETS:
+        click.echo(f"  ±{t:.0%}: {plans[f'{t:g}']}")
+    if asked is not None:
+        click.echo(f"  {asked}")
+    click.echo(f"stored in {path} (this command in this environment: `compare --precision` "
+               "on it needs no pilot)")  # fmt: skip
+
+
+#: The targets ``precision`` shows a plan for (besides ``--precision``'s).
+_TARGETS = (0.02, 0.03, 0.05, 0.1)
+
+
+def pp_target(text: str) -> float:
+    """``--precision``'s target as a fraction (bad input naming the option)."""
+    from perflab.compare.planned import parse_target
+
+    return parse_target(text)
+
+
+def _progress(text: str) -> None:
+    from perflab.cli.app import err_console
+
+    err_console.print(text, soft_wrap=True)
+
+
+def _plan_line(found: mp.Measured, target: float, o: dict[str, Any], sequence: bool = True) -> str:
+    """The plan ``compare --precision`` makes from ``found`` for ±``target`` (with
+    ``sequence``, what its looks are expected to spend and reach: seconds of simulation, so
+    only for ``--precision``'s own), or the sentence of its refusal beyond ``--max-time``."""
+    from perflab.compare import planned as pc
+    from perflab.compare.gate import DEFAULT_MIN_RUNS
+
+    limit = pc.DEFAULT_MAX_TIME_S if o["max_time"] is None else o["max_time"]
+    pl = pc.plan_from(found, target, math.inf, o["alpha"])
+    if pl.wall_s > limit:
+        return f"{pl.line()}: more than --max-time {pp.duration(limit)}, `compare` refuses it"
+    if not sequence:
+        return pl.line()
+    return pc.sequence(found, pl, limit, o["alpha"], DEFAULT_MIN_RUNS)[0].line()
+
+
+def _asked(found: mp.Measured, o: dict[str, Any]) -> str:
+    """The line of ``--precision``'s own target."""
+    target = pp_target(o["precision_target"])
+    return f"±{pp.pct(target)} (--precision): {_plan_line(found, target, o)}"
+
+
+def _cv(found: mp.Measured) -> tuple[float, tuple[float, float]]:
+    """One run's coefficient of variation and its 95 % interval (from σ_b²'s)."""
+    lo, hi = found.between_ci
+    return (math.expm1(math.sqrt(found.parts.var_between)),
+            (math.expm1(math.sqrt(max(lo, 0.0))), math.expm1(math.sqrt(max(hi, 0.0)))))  # fmt: skip
+
+
+def describe_command(found: mp.Measured, metric: str, load: dict[str, float] | None) -> str:
+    """What a command's pilot measured: one run's time and its CV, with 95 % intervals."""
+    from perflab.compare.busy import load_text
+
+    cv, (lo, hi) = _cv(found)
+    run_lo, run_hi = found.fixed_ci
+    return "\n".join([
+        f"pilot: {found.runs // 2} A/A pairs of fresh runs of the whole command ({metric})",
+        f"one run          {_secs(found.parts.fixed_s):>8}   "
+        f"(95% CI {_secs(run_lo)}–{_secs(run_hi)})",
+        f"CV of one run    {cv:8.2%}   (95% CI {lo:.2%}–{hi:.2%})",
+        f"measured at {load_text(load)}",
+    ])  # fmt: skip
+
+
+def _secs(x: float) -> str:
+    """A run's time: '0.132 s' (three figures under a minute), else as ``duration`` says."""
+    return f"{x:.3g} s" if x < 60 else pp.duration(x)
 
 
 def _gate(o: dict[str, Any]) -> None:
@@ -188,8 +313,6 @@ def _pilots(
     """A/A pairs at each window, interleaved, fitted by ``compare.pilot.estimate``."""
     if pairs < pilot.MIN_PAIRS:
         raise PerflabError(f"--runs (A/A pairs per window) must be at least {pilot.MIN_PAIRS}")
-    if spec.command is not None:
-        raise PerflabError("precision measures engine targets (a command has no window)")
     sized = [dataclasses.replace(spec, tasks=n, time_s=None) for n in windows]
     for one in sized:
         validate(one)
@@ -214,8 +337,6 @@ def _splits(spec: RunSpec, splits: int, runs: int, metric: str) -> tuple[mp.Meas
     if splits < 2 or runs < mp.MIN_RUNS:
         raise PerflabError(f"--splits must be at least 2 and --runs at least {mp.MIN_RUNS}")
     mp.splittable(metric)
-    if spec.command is not None:
-        raise PerflabError("precision measures engine targets (a command has no window)")
     tasks = spec.tasks or 2000
     spec = dataclasses.replace(spec, tasks=tasks, time_s=None, window_splits=splits)
     validate(spec)

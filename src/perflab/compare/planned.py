@@ -58,15 +58,7 @@ def precise_compare(
             side.resize(pl.tasks, None)
         side.ready()  # once per comparison (a no-op when the verb made it ready)
     run_s = found.parts.run_s(pl.tasks)
-    if found.whole_run:  # a command: undecided, it goes on until the time budget
-        # the budget stops it (out_of_time); the looks allow runs twice as fast as the pilot's
-        k_max = busy.pairs_within(max_time_s, run_s / 2, pl.pairs)
-        levels = busy.long_looks(o["min_runs"], pl.pairs, k_max, alpha)
-    else:
-        k_max = max(pl.pairs, min(pp.most_pairs(pl.pairs), int(max_time_s // (2 * run_s))))
-        levels = pp.precision_looks(o["min_runs"], pl.pairs, k_max, alpha)
-    pl = pp.expect(pl, found.parts, list(levels), max(2, pl.pairs // 2))
-    pl = ranged(pl, ends(found, 1.0, pl.tasks), list(levels), max(2, pl.pairs // 2))
+    pl, levels, k_max = sequence(found, pl, max_time_s, alpha, o["min_runs"])
     if o.get("say"):
         o["say"](f"plan: {pl.line()}")
     cmp = Comparison(a, b, metric, None, [], o["min_runs"], k_max, f"precision ±{target:.1%}",
@@ -98,6 +90,25 @@ def precise_compare(
     if o.get("update_parts"):
         _update(cmp, found, sig, pl.tasks, o.get("say"))
     return cmp
+
+
+def sequence(
+    found: mp.Measured, pl: pp.Plan, max_time_s: float, alpha: float, min_runs: int
+) -> tuple[pp.Plan, dict[int, float], int]:
+    """A planned comparison's looks (pairs → level), its most pairs, and ``pl`` with what
+    that sequence is expected to spend and reach, and its range: the plan ``compare
+    --precision`` prints (``perflab precision --command`` prints the same)."""
+    run_s = found.parts.run_s(pl.tasks)
+    if found.whole_run:  # a command: undecided, it goes on until the time budget
+        # the budget stops it (out_of_time); the looks allow runs twice as fast as the pilot's
+        k_max = busy.pairs_within(max_time_s, run_s / 2, pl.pairs)
+        levels = busy.long_looks(min_runs, pl.pairs, k_max, alpha)
+    else:
+        k_max = max(pl.pairs, min(pp.most_pairs(pl.pairs), int(max_time_s // (2 * run_s))))
+        levels = pp.precision_looks(min_runs, pl.pairs, k_max, alpha)
+    pl = pp.expect(pl, found.parts, list(levels), max(2, pl.pairs // 2))
+    pl = ranged(pl, ends(found, 1.0, pl.tasks), list(levels), max(2, pl.pairs // 2))
+    return pl, levels, k_max
 
 
 def _say_load(cmp: Comparison, target: float, max_time_s: float, hw: float, stopped: str) -> None:
@@ -185,6 +196,20 @@ def plan_or_refuse(
             f"no measured variance parts for this benchmark and {metric}: "
             "run `perflab precision` with the same options first"
         )
+    return found, plan_from(found, target, max_time_s, alpha, units, scale, level)
+
+
+def plan_from(
+    found: mp.Measured,
+    target: float,
+    max_time_s: float,
+    alpha: float,
+    units: int = 2,
+    scale: float = 1.0,
+    level: float | None = None,
+) -> pp.Plan:
+    """The plan for ±``target`` from parts ``found`` (see ``plan_or_refuse``); bad input
+    when it takes longer than ``max_time_s``, naming the time it would take."""
     p = found.parts
     p = dataclasses.replace(p, var_between=p.var_between * scale, var_within=p.var_within * scale)
     pl = pp.plan(p, target, pp.planned_level(alpha) if level is None else level, found.bounds())
@@ -196,7 +221,7 @@ def plan_or_refuse(
             f"±{pp.pct(target)} would take ~{pp.duration(pl.wall_s)} here ({pl.line()}), "
             f"more than --max-time {pp.duration(max_time_s)}"
         )
-    return found, pl
+    return pl
 
 
 def reached(pl: pp.Plan, hw: float, wall_s: float, stopped: str) -> dict[str, Any]:
@@ -231,6 +256,24 @@ def _command_parts(
     if say:
         say(f"no stored parts for this command: an A/A pilot of {command_parts.PILOT_PAIRS} "
             "pairs of fresh runs first")  # fmt: skip
+    found, path, _ = pilot_command(key, a, metric, say)
+    if say:
+        say(f"pilot: one run ~{pp.duration(found.parts.fixed_s)}, CV "
+            f"{math.expm1(math.sqrt(found.parts.var_between)):.1%}; stored in {path}")  # fmt: skip
+    return found
+
+
+def pilot_command(
+    key: RunSpec,
+    a: Side,
+    metric: str,
+    say: Callable[[str], None] | None = None,
+    pairs: int = command_parts.PILOT_PAIRS,
+) -> tuple[mp.Measured, Any, list[Any]]:
+    """An A/A pilot of ``pairs`` pairs of fresh runs of side ``a`` (a command), its parts
+    stored under ``key``: the parts, the file's path and the kept runs' records. A run that
+    fails or gives no value of ``metric`` ends it (bad input: nothing is stored)."""
+    records: list[Any] = []
 
     def run() -> tuple[float, float]:
         t0 = time.monotonic()
@@ -240,14 +283,12 @@ def _command_parts(
         if value is None or not value > 0 or not math.isfinite(value):
             why = rec.error or f"no value of {metric}"
             raise PerflabError(f"the command's pilot run {rec.run_id} {rec.status}: {why}")
+        records.append(rec)
         return value, wall
 
-    found = command_parts.pilot(run, say=say)
+    found = command_parts.pilot(run, pairs, say=say)
     path = command_parts.save(found, key, metric, perflab_home())
-    if say:
-        say(f"pilot: one run ~{pp.duration(found.parts.fixed_s)}, CV "
-            f"{math.expm1(math.sqrt(found.parts.var_between)):.1%}; stored in {path}")  # fmt: skip
-    return found
+    return found, path, records[1:]  # the first is the run not kept
 
 
 class _Failed(Exception):
