@@ -18,7 +18,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-import re
 import shutil
 import signal
 import sqlite3
@@ -239,10 +238,6 @@ def invoke(args: list[str]) -> Outcome:
     return Outcome(res.exit_code, res.stdout, res.stderr, False, exc)
 
 
-#: The line --fast/--rigorous print before the verb runs.
-PRESET_LINE = re.compile(r"perflab: --(fast|rigorous) sets ")
-
-
 def check(out: Outcome, args: list[str]) -> None:
     """The property every answer keeps (see the module's docstring)."""
     shown = f"perflab {' '.join(map(repr, args))}"
@@ -252,8 +247,7 @@ def check(out: Outcome, args: list[str]) -> None:
     assert out.code in (0, 1, 2), f"{shown}: exit {out.code}: {out.stderr}"
     assert "Traceback" not in out.stderr, f"{shown}: {out.stderr}"
     if out.code == 2:
-        # a preset's one line says what it set (as an old spelling's line says it is old)
-        lines = [ln for ln in out.stderr.strip().splitlines() if not PRESET_LINE.match(ln)]
+        lines = out.stderr.strip().splitlines()
         assert len(lines) == 1, f"{shown}: {out.stderr!r}"
         assert lines[0].startswith("perflab: error: "), f"{shown}: {out.stderr!r}"
 

@@ -5,7 +5,10 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -102,6 +105,29 @@ def open_in_chromium(html: Path, screenshot: Path) -> dict:
         "title": title,
         "injected": injected,
     }
+
+
+@contextmanager
+def ready_page(url: str, requests: list[str], errors: list[str]) -> Iterator[Any]:
+    """A headless Chromium page (1280×900) loaded from ``url`` that says it drew itself
+    (``body[data-ready]`` is "yes"): the loader of every page that draws with Vega (the
+    report's interactive page, the atlas' site). Every request's URL goes into ``requests``,
+    console errors and page errors into ``errors``; the browser is closed after."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url)
+            page.wait_for_selector("body[data-ready]", timeout=30_000)
+            assert page.evaluate("document.body.dataset.ready") == "yes", errors
+            yield page
+        finally:
+            browser.close()
 
 
 #: A Parsl config for `--runner parsl`: where the measured runs go (not what they measure).

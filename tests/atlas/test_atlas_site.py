@@ -12,7 +12,7 @@ import pytest
 from atlasrepo import private_home  # noqa: F401
 from test_atlas_update import make, simulated
 
-from conftest import CHROMIUM
+from conftest import CHROMIUM, ready_page
 from perflab.atlas.site import publish
 from perflab.atlas.store import Store
 from perflab.atlas.update import open_atlas, update
@@ -25,8 +25,6 @@ pytestmark = [
 
 
 def test_the_site_works_offline_and_draws_the_series_and_steps(tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
     repo, d, shas = make(tmp_path)
     update(d, measurer=simulated(repo, shas, 11))
     _, atlas, store = open_atlas(d)
@@ -39,23 +37,13 @@ def test_the_site_works_offline_and_draws_the_series_and_steps(tmp_path: Path) -
     assert len(feed.findall("{http://www.w3.org/2005/Atom}entry")) == len(steps)
     requests: list[str] = []
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("request", lambda r: requests.append(r.url))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.goto((site / "bench-score.html").as_uri())
-            page.wait_for_selector("body[data-ready]", timeout=30_000)
-            assert page.evaluate("document.body.dataset.ready") == "yes", errors
-            dots = page.eval_on_selector_all("#vis .mark-symbol.role-mark path", "e => e.length")
-            assert dots == 59  # 60 commits, one does not build
-            for name in ("index.html", "regressions.html", f"step-{steps[0].id}.html"):
-                page.goto((site / name).as_uri())
-                assert page.title()
-            page.goto((site / "index.html").as_uri())
-            assert page.eval_on_selector_all("svg.spark polyline", "e => e.length") == 1
-        finally:
-            browser.close()
+    with ready_page((site / "bench-score.html").as_uri(), requests, errors) as page:
+        dots = page.eval_on_selector_all("#vis .mark-symbol.role-mark path", "e => e.length")
+        assert dots == 59  # 60 commits, one does not build
+        for name in ("index.html", "regressions.html", f"step-{steps[0].id}.html"):
+            page.goto((site / name).as_uri())
+            assert page.title()
+        page.goto((site / "index.html").as_uri())
+        assert page.eval_on_selector_all("svg.spark polyline", "e => e.length") == 1
     assert errors == []
     assert all(u.startswith("file://") for u in requests), requests

@@ -12,12 +12,16 @@ import pytest
 from click.testing import CliRunner
 
 from perflab.cli.app import load_all, main
-from perflab.cli.helpfmt import PRESETS
+from perflab.cli.helpfmt import PRESET_SAID, PRESETS
+
+#: What a preset's line would say, by the last ``_parsed`` (said when the verb runs).
+SAID: list[str] = []
 
 
 def _parsed(path: list[str], args: list[str]) -> dict[str, Any]:
     """The verb's keyword arguments for ``perflab PATH ARGS`` (its required options and
-    arguments given a placeholder, whatever they are called), as click hands them over."""
+    arguments given a placeholder, whatever they are called), as click hands them over; the
+    preset's line it would say goes into ``SAID``."""
     load_all()
     cmd: click.Command = main
     for name in path:
@@ -28,6 +32,7 @@ def _parsed(path: list[str], args: list[str]) -> dict[str, Any]:
         if p.required:
             needed += ["1"] if isinstance(p, click.Argument) else [p.opts[0], "1"]
     with cmd.make_context(" ".join(["perflab", *path]), [*needed, *args]) as ctx:
+        SAID[:] = [ctx.meta[PRESET_SAID]] if PRESET_SAID in ctx.meta else []
         return dict(ctx.params)
 
 
@@ -40,20 +45,36 @@ def test_a_preset_sets_its_values_and_says_so(
     want = PRESETS[verb][preset]
     assert {k: got[k] for k in want} == want
     assert "fast" not in got and "rigorous" not in got  # the verb never sees the flags
-    said = capsys.readouterr().err.strip().splitlines()
-    assert len(said) == 1 and said[0].startswith(f"perflab: --{preset} sets ")
-    assert all(f" {v:g}" in said[0] for v in want.values())
+    assert not capsys.readouterr().err  # said when the verb runs, past its checks
+    assert len(SAID) == 1 and SAID[0].startswith(f"perflab: --{preset} sets ")
+    assert all(f" {v:g}" in SAID[0] for v in want.values())
 
 
-def test_presets_differ_and_a_flag_given_wins(capsys: pytest.CaptureFixture[str]) -> None:
+def test_presets_differ_and_a_flag_given_wins() -> None:
     fast, rigorous = PRESETS["compare"]["fast"], PRESETS["compare"]["rigorous"]
     assert fast["runs"] < rigorous["runs"] and fast["alpha"] > rigorous["alpha"]
     got = _parsed(["compare"], ["--rigorous", "--runs", "9"])
     assert (got["runs"], got["alpha"]) == (9, rigorous["alpha"])
-    assert "yours kept: --runs" in capsys.readouterr().err
+    assert "yours kept: --runs" in SAID[0]
     # --precision plans the runs: the preset leaves them to it (compare refuses both)
     got = _parsed(["compare"], ["--fast", "--precision", "3%"])
     assert got["runs"] is None and got["alpha"] == fast["alpha"]
+
+
+def test_the_preset_line_comes_after_the_checks_and_before_the_runs(tmp_path: Path) -> None:
+    """Bad input with a preset is its error line alone; a verb past its checks says the
+    preset first, before its first progress line."""
+    env = {"PERFLAB_HOME": str(tmp_path)}
+    bad = CliRunner().invoke(main, ["compare", "--fast", "--command", "echo 1", "--runs", "1"],
+                             env=env)  # fmt: skip
+    assert bad.exit_code == 2 and bad.stderr.strip().splitlines() == [
+        "perflab: error: --runs must be at least 2 per side (got 1)"
+    ], bad.stderr
+    good = CliRunner().invoke(main, ["run", "--fast", "--command", "echo 1"], env=env)
+    assert good.exit_code == 0, good.output
+    said = good.stderr.strip().splitlines()
+    assert said[0] == "perflab: --fast sets --runs 3" and "run 1/3" in said[1]
+    assert good.stderr.count("--fast sets") == 1
 
 
 def test_both_presets_are_one_line_of_bad_input() -> None:

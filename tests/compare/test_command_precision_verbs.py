@@ -116,3 +116,41 @@ def test_campaign_create(home: Path) -> None:
     planned(res)
     made = json.loads(res.stdout.strip().splitlines()[-1])
     assert made["precision"]["plan"]["whole_run"] and made["replicates"] >= 2
+
+
+@pytest.mark.parametrize(
+    ("verb", "first"),
+    [
+        (["history", "--range", "1.0,1.1"], "toy==1.0"),
+        (["explain", "--range", "1.0..1.1"], "toy==1.0"),
+    ],
+)
+def test_without_parts_the_pilot_runs_on_the_first_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verb: list[str], first: str
+) -> None:
+    """A command of a package's releases may import the package, which the bare base lacks:
+    its pilot runs on the first release (made ready as the verb makes it), and its parts are
+    stored under the base, which plans the verb's runs (the next plan needs no pilot)."""
+    import perflab.api
+    import perflab.compare.gate as gate
+
+    made: list[list[str]] = []
+
+    def prepare(spec: RunSpec) -> Any:
+        made.append(list(spec.packages))
+        return unbuilt(spec)
+
+    def handed(*a: Any, **kw: Any) -> None:
+        raise Handed("handed on")
+
+    monkeypatch.setattr(gate, "prepare", prepare)
+    monkeypatch.setattr(perflab.api, "explain", handed)
+    monkeypatch.setattr("perflab.cli.history.run_history", handed)
+    args = [verb[0], "--package", "toy", *verb[1:], "--command", SCORE, "--precision", "20%",
+            "--max-time", "30"]  # fmt: skip
+    res = cli(tmp_path, *args)
+    assert "handed on" in res.output and "pilot: A/A pair 1/8" in res.output, res.output
+    assert made == [[first]]  # the pilot's side, made ready once
+    assert command_parts.load(RunSpec(command=SCORE), "wall_s", tmp_path) is not None
+    again = cli(tmp_path, *args)
+    assert "handed on" in again.output and "pilot" not in again.output

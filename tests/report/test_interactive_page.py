@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM
+from conftest import CHROMIUM, ready_page
 from perflab.analysis import synthetic
 from perflab.analysis.data import from_frame
 from perflab.report import interactive
@@ -24,8 +24,6 @@ NAMES = {"f00": "cfg_noop_logging", "f03": "affinity"}
 
 
 def test_pick_factor_and_colour_then_hover_a_point(tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
     # 48 runs of 64 possible sets: factors have different numbers of exact pairs
     df = synthetic.generate(48, k=6, seed=1).rename(columns=NAMES)
     with warnings.catch_warnings():
@@ -42,40 +40,29 @@ def test_pick_factor_and_colour_then_hover_a_point(tmp_path: Path) -> None:
 
     requests: list[str] = []
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("request", lambda r: requests.append(r.url))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(page_path.as_uri())
-            page.wait_for_selector("body[data-ready]", timeout=30_000)
-            assert page.evaluate("document.body.dataset.ready") == "yes", errors
+    with ready_page(page_path.as_uri(), requests, errors) as page:
 
-            def drawn() -> tuple[int, list[str]]:
-                page.wait_for_timeout(300)
-                n = page.eval_on_selector_all("#vis .mark-symbol.role-mark path", "e => e.length")
-                legend = page.eval_on_selector_all(
-                    "#vis .role-legend-label text", "e => e.map(t => t.textContent)"
-                )
-                return n, sorted(legend)
+        def drawn() -> tuple[int, list[str]]:
+            page.wait_for_timeout(300)
+            n = page.eval_on_selector_all("#vis .mark-symbol.role-mark path", "e => e.length")
+            legend = page.eval_on_selector_all(
+                "#vis .role-legend-label text", "e => e.map(t => t.textContent)"
+            )
+            return n, sorted(legend)
 
-            assert drawn() == (pairs["affinity"], ["no", "yes"])
-            page.select_option("select[name=factor]", "f02")
-            assert drawn() == (pairs["f02"], ["no", "yes"])
-            page.select_option("select[name=colour_by]", "(none)")
-            assert drawn() == (pairs["f02"], ["all pairs"])
+        assert drawn() == (pairs["affinity"], ["no", "yes"])
+        page.select_option("select[name=factor]", "f02")
+        assert drawn() == (pairs["f02"], ["no", "yes"])
+        page.select_option("select[name=colour_by]", "(none)")
+        assert drawn() == (pairs["f02"], ["all pairs"])
 
-            # hover a point: its sets and run ids (synthetic runs are r0, r1, ...)
-            point = page.query_selector("#vis .mark-symbol.role-mark path")
-            assert point is not None
-            point.hover()
-            page.wait_for_selector("#vg-tooltip-element.visible", timeout=5_000)
-            tip = page.inner_text("#vg-tooltip-element")
-            assert "runs of X" in tip and re.search(r"\br\d+\b", tip), tip
-            page.screenshot(path=str(tmp_path / "interactive.png"))
-        finally:
-            browser.close()
+        # hover a point: its sets and run ids (synthetic runs are r0, r1, ...)
+        point = page.query_selector("#vis .mark-symbol.role-mark path")
+        assert point is not None
+        point.hover()
+        page.wait_for_selector("#vg-tooltip-element.visible", timeout=5_000)
+        tip = page.inner_text("#vg-tooltip-element")
+        assert "runs of X" in tip and re.search(r"\br\d+\b", tip), tip
+        page.screenshot(path=str(tmp_path / "interactive.png"))
     assert [u for u in requests if u != page_path.as_uri()] == []
     assert errors == []

@@ -15,7 +15,7 @@ import click
 
 from perflab.cli.app import Aliased, err_console, json_option, main, progress
 from perflab.cli.helpfmt import preset_options
-from perflab.cli.precise import max_time_option, precision_option
+from perflab.cli.precise import precision_option
 from perflab.cli.ranges import compare_sides, range_option
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.cli.spelling import Deprecated
@@ -196,7 +196,13 @@ def gate_metric(o: dict[str, Any]) -> str:
     "on the ratio (e.g. 3%): the window and the runs are planned from `perflab precision`'s "
     "stored parts (instead of --runs/--tasks)"
 )
-@max_time_option
+@click.option(
+    "--max-time",
+    type=float,
+    help="Seconds the comparison may take. With --precision: its plan's budget (default "
+    "3600; a longer plan is refused). Without: an undecided comparison goes on past --runs "
+    "until decided or out of time, then says the node is too noisy for ±--min-effect.",
+)
 @click.option(
     "--update-parts",
     is_flag=True,
@@ -238,6 +244,9 @@ def compare(
     compare_sides(o)
     if update_parts and precision_target is None:
         raise PerflabError("--update-parts pools a planned comparison: give --precision")
+    if max_time is not None and (not max_time > 0 or (fixed and precision_target is None)):
+        raise PerflabError("--max-time lets an undecided comparison go on past --runs: it "
+                           "takes a time > 0 and no --fixed")  # fmt: skip
     a, b = (Side(s.upper(), _side(o, s)) for s in ("a", "b"))
     asked_ab = any(o.get(f"side_{k}_{s}") for k in SIDE_KEYS for s in ("a", "b"))
     for side in (a, b):
@@ -254,7 +263,7 @@ def compare(
         n_max, source = _n_max(runs, a, metric)
         result = run_compare(
             a, b, metric, threshold, alpha, min_runs, n_max, source,
-            sequential=not fixed, progress=_progress, paired=not unpaired,
+            sequential=not fixed, progress=_progress, paired=not unpaired, max_time_s=max_time,
         )  # fmt: skip
     if result.identical and asked_ab:
         result.notes.append("A and B are identical: this was an A/A comparison")
@@ -306,4 +315,7 @@ def fresh_runs(prepared: Prepared, runs: int, value_of: Callable[[RunRecord], T 
 
 
 def _progress(label: str, i: int, total: int, side: Side) -> None:
-    progress(f"run {i}/{total} (side {label})")
+    if i <= total:
+        progress(f"run {i}/{total} (side {label})")
+    else:  # --max-time: undecided at --runs, it goes on
+        progress(f"run {i} (side {label}; undecided at --runs, on until --max-time)")

@@ -30,6 +30,7 @@ from perflab.spec import default_metric
 
 if TYPE_CHECKING:
     from perflab.compare.precision import Looks, Plan
+    from perflab.spec import RunSpec
 
 
 @main.command()
@@ -131,7 +132,8 @@ def explain(
     looks, budget = None, None
     if o["precision_target"] is not None:
         metric = (metrics or [spec.metric])[0]
-        pl = plan_for(spec, metric, o["precision_target"], o["max_time"], o["alpha"])
+        pl = plan_for(spec, metric, o["precision_target"], o["max_time"], o["alpha"],
+                      pilot_on=_release(spec, package, rel_a))  # fmt: skip
         spec, o["runs"] = sized(spec, pl), pl.pairs
         looks, budget = step_looks(pl, o["alpha"], o["max_time"])
         err_console.print(f"plan of the step: {pl.line()}; it stops once known")
@@ -150,6 +152,18 @@ def explain(
             click.echo(line)
     if "failed" in result["verdict"]:  # runs failed: recorded, nothing explained
         sys.exit(1)
+
+
+def _release(spec: RunSpec, package: str, version: str) -> RunSpec | None:
+    """Release ``version``'s spec for a command's pilot (the bare base may not import the
+    package); None for an engine target, whose parts ``perflab precision`` measured."""
+    if spec.command is None:
+        return None
+    from dataclasses import replace
+
+    from perflab.factors.requirements import check_requirement
+
+    return replace(spec, packages=[*spec.packages, check_requirement(f"{package}=={version}")])
 
 
 def step_looks(pl: Plan, alpha: float, max_time: float | None) -> tuple[Looks, tuple[float, float]]:

@@ -7,20 +7,26 @@ options every measuring verb shares: ``--arg-bytes``, ``--task-ms`` …) are sho
 ``--help-all``, so a verb's ``--help`` fits a screen (50 lines at 80 columns, a test walks
 every verb). The table may name options no verb has yet: a name only groups what exists.
 
-This module imports click alone: ``cli/app.py`` builds its command group from it.
+This module imports click alone: ``cli/app.py`` builds its command group from it. A preset's
+line is said once the verb is past its checks (``said_first``), so bad input stays one line.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import inspect
-from typing import Any
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
 
 import click
 from click.core import ParameterSource
 
 #: ``ctx.meta``'s key: True while ``--help-all`` prints (every option, the registries' names).
 HELP_ALL = "perflab.help_all"
+#: ``ctx.meta``'s key: the line ``--fast``/``--rigorous`` says, until the verb runs.
+PRESET_SAID = "perflab.preset_said"
 #: Options shown only by ``--help-all``.
 ADVANCED = "Advanced (shown by --help-all)"
 MEASURE, PRECISE, OUTPUT = "What to measure", "How precisely", "Output"
@@ -148,6 +154,13 @@ class HelpCommand(click.Command):
         apply_preset(ctx)
         return rest
 
+    def invoke(self, ctx: click.Context) -> Any:
+        line = ctx.meta.pop(PRESET_SAID, None)
+        if line is None:
+            return super().invoke(ctx)
+        with said_first(line):
+            return super().invoke(ctx)
+
 
 def _record(param: click.Parameter, ctx: click.Context, full: bool) -> tuple[str, str] | None:
     """``param``'s help line: its whole help with ``--help-all``, else its ``brief``."""
@@ -261,5 +274,47 @@ def apply_preset(ctx: click.Context) -> None:
             ctx.params[key] = value
             said.append(f"{flags[key]} {value:g}")
     line = f"--{name} sets {', '.join(said) or 'nothing'}"
-    click.echo(f"perflab: {line}" + (f"; yours kept: {', '.join(kept)}" if kept else ""),
-               err=True)  # fmt: skip
+    # said once the verb is past its checks (``said_first``): bad input stays one line
+    ctx.meta[PRESET_SAID] = f"perflab: {line}" + (f"; yours kept: {', '.join(kept)}" if kept
+                                                  else "")  # fmt: skip
+
+
+class _SayFirst:
+    """A text stream that has ``say`` write its pending line before its first text."""
+
+    def __init__(self, stream: TextIO, say: Callable[[], None]) -> None:
+        self._stream, self._say = stream, say
+
+    def write(self, text: str) -> int:
+        if text:  # click probes a stream with an empty write
+            self._say()
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def said_first(line: str) -> Iterator[None]:
+    """Write ``line`` to stderr before the first thing the verb writes (to stdout or stderr),
+    or as it ends having written nothing; never when it ends in bad input (exit 2), whose
+    one line is its error: a preset's line is said once the verb is past its checks, which
+    come before anything is run or printed."""
+    pending = [line]
+    out, err = sys.stdout, sys.stderr
+
+    def say() -> None:
+        if pending:
+            err.write(pending.pop() + "\n")
+
+    sys.stdout, sys.stderr = _SayFirst(out, say), _SayFirst(err, say)
+    try:
+        yield
+    except BaseException as exc:
+        if getattr(exc, "exit_code", getattr(exc, "code", None)) != 2:
+            say()
+        raise
+    else:
+        say()
+    finally:
+        sys.stdout, sys.stderr = out, err

@@ -16,7 +16,13 @@ from perflab.cli.precise import max_time_option, plan_for, precision_option, siz
 from perflab.cli.ranges import ends_of, range_option
 from perflab.cli.spec_options import base_spec, run_options
 from perflab.cli.spelling import Deprecated
-from perflab.compare.history import History, Release, history_figure, run_history
+from perflab.compare.history import (
+    History,
+    Release,
+    history_figure,
+    release_specs,
+    run_history,
+)
 from perflab.compare.history_seq import StepPlan
 from perflab.compare.precision import Plan
 from perflab.compare.render import history_html, history_markdown, print_history
@@ -94,7 +100,10 @@ def history(
     wanted = releases(package, ends_of(o, ("versions",), lists=True), o)
     pl, steps, budget = None, None, None
     if precision_target is not None:
-        pl = plan_for(spec, by_metric, precision_target, max_time, alpha, max(2, len(wanted)))
+        # a command's pilot runs on the first release (the bare base may not import it)
+        first = release_specs(spec, package, wanted)[0].spec if spec.command else None
+        pl = plan_for(spec, by_metric, precision_target, max_time, alpha, max(2, len(wanted)),
+                      pilot_on=first)  # fmt: skip
         spec, runs = sized(spec, pl), pl.pairs
         steps, budget = planned_steps(pl, len(wanted), alpha, max_time)
         err_console.print(f"plan: {pl.line()}; each step stops once known")

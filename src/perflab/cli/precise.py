@@ -66,11 +66,14 @@ def plan_for(
     units: int = 2,
     scale: float = 1.0,
     replaces: tuple[str, ...] = ("runs", "tasks", "time_s"),
+    pilot_on: RunSpec | None = None,
 ) -> Plan:
     """The plan for ±``target`` (see ``plan_or_refuse`` for ``units`` and ``scale``): bad
     input (exit 2, nothing run) when an option it replaces was given, without stored parts
     (an engine target: a command's A/A pilot runs first, said on stderr), or when it takes
-    longer than ``max_time`` (default 3600 s)."""
+    longer than ``max_time`` (default 3600 s). A command's pilot runs on ``pilot_on`` when
+    given (a release's spec: the bare base may not import the package); its parts are
+    stored under ``spec``, which plans every later run of the verb."""
     from perflab.compare import planned as pc
     from perflab.compare.gate import Side
 
@@ -83,8 +86,9 @@ def plan_for(
     side = Side("A", spec)
     # every verb here makes all its planned runs: its interval is at its alpha, not at a
     # sequential look's share of it; a command without stored parts says its pilot runs
+    pilot = Side("A", pilot_on) if pilot_on is not None else None
     got = pc.plan_or_refuse(side, metric, parse_target(target), limit, alpha, units, scale,
-                            alpha, say=err_console.print)  # fmt: skip
+                            alpha, say=err_console.print, pilot_on=pilot)  # fmt: skip
     return got[1]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab.analysis.sizing import duration as duration
 from perflab.analysis.stats import split_level
 from perflab.compare.stats import EARLY_SHARE, looks
 
@@ -82,7 +83,7 @@ def load_text(load: dict[str, float] | None) -> str:
 
 def too_noisy(target: float, max_time_s: float, cv: float, load: dict[str, float] | None) -> str:
     """The sentence of a comparison that ran out of time or runs before its target."""
-    from perflab.compare.precision import duration, pct
+    from perflab.compare.precision import pct
 
     at = load_text(load)
     cv_text = f"{cv:.1%}" if math.isfinite(cv) else "n/a"
@@ -90,3 +91,14 @@ def too_noisy(target: float, max_time_s: float, cv: float, load: dict[str, float
         f"this node is too noisy for ±{pct(target)} within --max-time {duration(max_time_s)}: "
         f"measured CV {cv_text} at {at}"
     )
+
+
+def cv_of(values_a: list[float], values_b: list[float]) -> float:
+    """One run's coefficient of variation (as a fraction) from paired runs: the sd of the
+    pairs' log ratios over √2 (a pair's difference has twice a run's variance); nan under
+    2 pairs."""
+    n = min(len(values_a), len(values_b))
+    if n < 2:
+        return math.nan
+    d = np.log(np.asarray(values_b[:n], float)) - np.log(np.asarray(values_a[:n], float))
+    return math.expm1(float(np.std(d, ddof=1)) / math.sqrt(2.0))

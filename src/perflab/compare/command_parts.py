@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from perflab.analysis.stats import mean_ci
+from perflab.compare import busy
 from perflab.compare import parts as mp
 from perflab.compare.calibrate import signature
 from perflab.compare.pilot import chi2_ci
@@ -103,12 +103,5 @@ def save(found: mp.Measured, spec: RunSpec, metric: str, home: Any) -> Any:
     return mp.save(found, command_signature(spec, metric), home)
 
 
-def cv_of(values_a: list[float], values_b: list[float]) -> float:
-    """One run's coefficient of variation (as a fraction) from paired runs: the sd of the
-    pairs' log ratios over √2 (a pair's difference has twice a run's variance); nan under
-    2 pairs."""
-    n = min(len(values_a), len(values_b))
-    if n < 2:
-        return math.nan
-    d = np.log(np.asarray(values_b[:n], float)) - np.log(np.asarray(values_a[:n], float))
-    return math.expm1(float(np.std(d, ddof=1)) / math.sqrt(2.0))
+#: One run's CV from paired runs (``busy.cv_of``), named here where the pilot's parts are.
+cv_of = busy.cv_of

@@ -105,6 +105,8 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     #: ``compare --precision``: the plan, and what was reached (compare/precision.py).
     precision: dict[str, Any] | None = None
+    #: ``compare --max-time`` ended undecided: this node is too noisy for ±threshold.
+    too_noisy: str | None = None
 
     @property
     def test(self) -> str:
@@ -141,6 +143,7 @@ class Comparison:
             "elapsed_s": self.elapsed_s,
             "notes": self.notes,
             "precision": self.precision,
+            "too_noisy": self.too_noisy,
             "robust": None if (r := self.robust()) is None else r.to_dict(),
         }
 
@@ -179,17 +182,31 @@ def run_compare(
     sequential: bool = True,
     progress: Callable[[str, int, int, Side], None] | None = None,
     paired: bool = True,
+    max_time_s: float | None = None,
 ) -> Comparison:
     """Measure A and B in ABBA order, looking at block ends (from ``n_min`` runs per side, at
     the levels of ``look_levels``) until decided or ``n_max``; without ``sequential`` only at
-    n_max. ``paired`` tests A's i-th run against B's i-th, its neighbour in the ABBA order."""
+    n_max. ``paired`` tests A's i-th run against B's i-th, its neighbour in the ABBA order.
+
+    With ``max_time_s`` (``compare --max-time``) an undecided comparison does not stop at
+    ``n_max``: it goes on, looking about 1.5× apart (``busy.long_looks``: the look at n_max
+    keeps the last look's share of alpha, and all add up to alpha), until decided or out of
+    time, and then says this node is too noisy for ±``threshold`` (``too_noisy``)."""
+    from perflab.compare import busy
+
     if not 0 < threshold < 1:
         raise PerflabError(f"--min-effect must be between 0 and 1 (got {threshold})")
     if not 0 < alpha < 0.5:
         raise PerflabError(f"--alpha must be between 0 and 0.5 (got {alpha})")
     if n_max < 2:
         raise PerflabError(f"--runs must be at least 2 per side (got {n_max})")
+    if max_time_s is not None and not (sequential and max_time_s > 0):
+        raise PerflabError("--max-time lets an undecided comparison go on past --runs: it "
+                           "takes a time > 0 and no --fixed")  # fmt: skip
     levels = look_levels(n_min, n_max, alpha, sequential)
+    if max_time_s is not None:
+        levels = busy.long_looks(n_min, n_max, busy.MOST_PAIRS, alpha)
+        n_source = f"{n_source}; undecided, on until --max-time {busy.duration(max_time_s)}"
     for side in (a, b):  # before the first run: a side that does not build measures nothing
         side.ready()
     cmp = Comparison(
@@ -225,24 +242,28 @@ def run_compare(
         cmp.decision = decision
         cmp.looks.append({"n": decision.n_a, **decision.to_dict()})
 
+    def out_of_time() -> bool:
+        # another pair at the mean run time so far would overrun the budget
+        spent, done = time.monotonic() - t0, len(a.values) + len(b.values)
+        return max_time_s is not None and spent + 2 * spent / max(1, done) > max_time_s
+
     try:
         run_sequence(
-            runner(a),
-            runner(b),
-            n_min,
-            n_max,
-            threshold,
-            alpha,
-            metric in HIGHER_IS_BETTER,
-            paired,
-            early_stop=sequential,
-            on_look=on_look,
-        )
+            runner(a), runner(b), n_min, n_max, threshold, alpha, metric in HIGHER_IS_BETTER,
+            paired, early_stop=sequential, on_look=on_look, levels=levels,
+            out_of_time=out_of_time if max_time_s is not None else None,
+        )  # fmt: skip
     except _RunFailed as stop:
         cmp.failed = stop.record
     cmp.elapsed_s = time.monotonic() - t0
     if cmp.decision is not None and not cmp.decision.decided:
         cmp.notes.append(_noise_note(a.values, b.values, threshold, levels[n_max], paired))
+        if max_time_s is not None and cmp.failed is None:
+            cmp.too_noisy = busy.too_noisy(
+                threshold, max_time_s, busy.cv_of(a.values, b.values),
+                busy.load_of([*a.records, *b.records]),
+            )  # fmt: skip
+            cmp.notes.append(cmp.too_noisy)
     cmp.notes.extend(busy_notes(cmp))
     return cmp
 

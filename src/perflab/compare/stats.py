@@ -246,27 +246,41 @@ def sequential(
     paired: bool = True,
     early_stop: bool = True,
     on_look: Callable[[Decision], None] | None = None,
+    levels: dict[int, float] | None = None,
+    out_of_time: Callable[[], bool] | None = None,
 ) -> tuple[Decision, list[float], list[float]]:
     """Run A and B interleaved (ABBA) and look at the ends of blocks from ``n_min`` runs per
     side (at the levels of ``look_levels``), stopping as soon as the verdict is decided, or
     at ``n_max``; without ``early_stop`` only at ``n_max``. ``on_look`` sees every look's
-    decision; an exception from a run ends the sequence (the gate's failed run)."""
-    levels = look_levels(n_min, n_max, alpha, early_stop)
+    decision; an exception from a run ends the sequence (the gate's failed run).
+
+    ``levels`` (runs per side → level, adding up to at most alpha) replace ``look_levels``'
+    and may go past ``n_max`` (``compare --max-time``: ``busy.long_looks``); the last of
+    them ends the sequence. When ``out_of_time`` says so at a pair's end, the sequence looks
+    at once at the level of the next look it has not spent (so the levels still add up to
+    at most alpha) and stops."""
+    levels = levels or look_levels(n_min, n_max, alpha, early_stop)
+    last = max(levels)
     a: list[float] = []
     b: list[float] = []
     decision: Decision | None = None
-    for side in abba(n_max):
-        if side == "A" and len(a) < n_max:
+    for side in abba(last):
+        if side == "A" and len(a) < last:
             a.append(run_a())
-        elif side == "B" and len(b) < n_max:
+        elif side == "B" and len(b) < last:
             b.append(run_b())
         n = len(a)
-        if n == len(b) and n in levels and (decision is None or decision.n_a < n):
-            decision = decide(a, b, threshold, levels[n], higher_is_better, paired=paired)
-            if on_look:
-                on_look(decision)
-            if decision.decided or n >= n_max:
-                break
+        if n != len(b) or (decision is not None and decision.n_a >= n):
+            continue
+        late = out_of_time is not None and n >= 2 and n < last and out_of_time()
+        level = levels.get(n) if not late else levels[min(k for k in levels if k >= n)]
+        if level is None:
+            continue
+        decision = decide(a, b, threshold, level, higher_is_better, paired=paired)
+        if on_look:
+            on_look(decision)
+        if decision.decided or n >= last or late:
+            break
     assert decision is not None
     return decision, a, b
 

@@ -18,6 +18,8 @@ def checked(draft: Setup) -> Setup:
     command's ``--metric`` (a command target) or us_per_task, the first decides; ``name``
     ``explain-PACKAGE-A-B``. The options themselves are ``Setup``'s (``api.explain``)."""
     base = draft.base
+    if draft.a == draft.b:  # the CLI's --range refuses it too; the API and --from/--to reach here
+        raise PerflabError(f"--range names the same release twice ({draft.a}): nothing to explain")
     validate(base)
     metrics = draft.metrics or [base.metric if base.command else "us_per_task"]
     for m in metrics:

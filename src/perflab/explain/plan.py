@@ -98,8 +98,6 @@ def make_plan(setup: Setup) -> ExplainPlan:
     (release A as a factor of B); PerflabError on bad input. The source comes later
     (``add_sources``): a pair with nothing to explain never needs it."""
     check_name(setup.name, "--name")
-    if setup.a == setup.b:
-        raise PerflabError(f"--range names the same release twice ({setup.a}): nothing to explain")
     spec = {
         v: replace(setup.base, packages=[check_requirement(f"{setup.package}=={v}")])
         for v in (setup.a, setup.b)
