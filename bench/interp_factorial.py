@@ -331,4 +331,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except PerflabError as exc:  # bad input (a campaign of that tag exists …): one line
+        print(f"interp_factorial: {exc}", file=sys.stderr)
+        sys.exit(2)
