@@ -59,9 +59,10 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINE = {"py": "3.11", "py_gil": "on", "py_jit": "off", "py_pgo": "off"}
 #: Axes varied when their variants are built (``py_jit`` only once a JIT variant is).
 DESIGN_AXES = ("py", "py_gil", "py_pgo", "py_jit")
+#: Each program runs in ``--out`` (Parsl's ``runinfo`` lands there, not in the checkout).
 WORKLOADS = {
-    "noop": ("python bench/interp_noop.py {tasks} 2", 2000),
-    "threads": ("python bench/interp_threads.py {tasks} 20000 2", 200),
+    "noop": ("python {bench}/interp_noop.py {tasks} 2", 2000),
+    "threads": ("python {bench}/interp_threads.py {tasks} 20000 2", 200),
 }
 METRICS = ("us_per_task", "cpu_us_per_task")
 DEFAULT_PIN = "pyzmq==27.1.0"
@@ -248,13 +249,14 @@ def run_workload(name: str, cells: list[Cell], args: argparse.Namespace, store: 
     from perflab import api
     from perflab.spec import RunSpec
 
-    command, default_tasks = WORKLOADS[name]
+    form, default_tasks = WORKLOADS[name]
     tasks = args.tasks or default_tasks
+    command = form.format(bench=ROOT / "bench", tasks=tasks)
     sets = Path(args.out) / f"sets-{name}.txt"
     sets.write_text("".join(",".join(c.treat) + "\n" for c in cells))
     campaign = f"interp_factorial_{name}_{args.tag}"
     pins = [args.pin] if name == "noop" and args.pin else []
-    spec = RunSpec(command=command.format(tasks=tasks), cwd=str(ROOT), metric="us_per_task",
+    spec = RunSpec(command=command, cwd=str(Path(args.out).resolve()), metric="us_per_task",
                    timeout_s=args.timeout, packages=pins)  # fmt: skip
     factors = sorted({t for c in cells for t in c.treat})
     api.campaign_create(campaign, spec, factors, "explicit", {"file": str(sets)}, args.runs,
@@ -265,7 +267,7 @@ def run_workload(name: str, cells: list[Cell], args: argparse.Namespace, store: 
         print(f"  {name} {done}/{total}: {','.join(record.treatments)} {record.status}{cause}",
               flush=True)  # fmt: skip
 
-    print(f"{name}: {len(cells)} cells × {args.runs} runs ({command.format(tasks=tasks)})")
+    print(f"{name}: {len(cells)} cells × {args.runs} runs ({command})")
     api.campaign_run(campaign, on_result=said, store=store)
     return campaign
 
@@ -331,4 +333,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except PerflabError as exc:  # bad input (a campaign of that tag exists …): one line
+        print(f"interp_factorial: {exc}", file=sys.stderr)
+        sys.exit(2)
