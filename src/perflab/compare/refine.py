@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.stats import chi2_ppf
-from perflab.compare import pilot
+from perflab.compare import command_parts, pilot
 from perflab.compare.parts import Measured
 from perflab.compare.precision import Parts
 from perflab.errors import PerflabError
@@ -127,8 +127,14 @@ def refit(points: list[Observation], seed: int = 0, boot: int = BOOTSTRAP) -> Me
 
 
 def pool(m: Measured, new: Observation, seed: int = 0) -> Measured:
-    """``m`` refitted with ``new`` pooled in (``merge``, ``refit``), under ``m``'s key."""
-    out = refit(merge(observations_of(m), new), seed)
+    """``m`` refitted with ``new`` pooled in (``merge``, ``refit``), under ``m``'s key. A
+    command's parts (one point: its whole run) are that point's, pooled."""
+    points = merge(observations_of(m), new)
+    if m.whole_run:
+        (p,) = points
+        out = command_parts.refit(p.var, p.df, p.wall_s, p.wall_var, p.runs)
+    else:
+        out = refit(points, seed)
     out.key, out.signature = m.key, dict(m.signature)
     out.measured_at = datetime.now(UTC).isoformat(timespec="seconds")
     return out
