@@ -182,7 +182,9 @@ def test_compare_update_parts_refines_a_commands_stored_parts(tmp_path: Path) ->
             "--max-time", "120", "--update-parts"]  # fmt: skip
     res = CliRunner().invoke(main, args, env=env)
     assert res.exit_code == 0, res.output
-    assert "parts updated" in " ".join(res.stderr.split())
+    said = " ".join(res.stderr.split())
+    assert "parts updated" in said and "pairs of the whole command" in said
+    assert "σ_w²" not in said  # a command has no window
     after = command_parts.load(RunSpec(command=noisy), "us_per_task", tmp_path)
     assert after is not None and after.whole_run
     assert after.runs > got.runs and after.observations[0]["df"] > 8

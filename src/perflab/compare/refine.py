@@ -154,15 +154,19 @@ def update_summary(before: Measured, after: Measured, new: Observation) -> dict[
     lo = new.var * new.df / chi2_ppf(0.975, new.df) / was if was > 0 else math.nan
     hi = new.var * new.df / chi2_ppf(0.025, new.df) / was if was > 0 else math.nan
     ratio = new.var / was if was > 0 else math.nan
+    at = "of the whole command" if after.whole_run else f"at {new.tasks:,} tasks"
     line = (
-        f"parts updated: this comparison's {int(new.df) + 1} pairs at {new.tasks:,} tasks "
+        f"parts updated: this comparison's {int(new.df) + 1} pairs {at} "
         f"varied {ratio:.2f}× the stored parts' (95% CI {lo:.2f}–{hi:.2f}); pooled "
         f"σ_b² {before.parts.var_between:.3g} → {after.parts.var_between:.3g} "
-        f"({after.between_ci[0]:.3g}–{after.between_ci[1]:.3g}), σ_w² "
-        f"{before.parts.var_within:.3g} → {after.parts.var_within:.3g} "
-        f"({after.within_ci[0]:.3g}–{after.within_ci[1]:.3g}), pick "
-        f"{before.window or 0:,} → {after.window or 0:,} tasks"
+        f"({after.between_ci[0]:.3g}–{after.between_ci[1]:.3g})"
     )
+    if not after.whole_run:  # a command has no window, so no σ_w² and no pick
+        line += (
+            f", σ_w² {before.parts.var_within:.3g} → {after.parts.var_within:.3g} "
+            f"({after.within_ci[0]:.3g}–{after.within_ci[1]:.3g}), pick "
+            f"{before.window or 0:,} → {after.window or 0:,} tasks"
+        )
     known = math.isfinite(ratio)
     return {
         "observation": asdict(new),
