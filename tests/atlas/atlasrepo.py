@@ -65,6 +65,19 @@ def make_repo(root: Path, n: int = 60) -> list[str]:
     return grow(root, 0, n, PLANTED)
 
 
+def make_atlas(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """The repository of ``make_repo`` under ``tmp_path``, and an atlas watching it with one
+    benchmark, ``score`` (the command ``SCORE``): (repo, atlas dir, shas)."""
+    from perflab.atlas.define import init
+    from perflab.atlas.project import benchmark
+
+    repo = tmp_path / "repo"
+    shas = make_repo(repo)
+    d = tmp_path / "atlas"
+    init(d, repo, "toyatlas", benchmark("score", SCORE, None, None, "us_per_task"))
+    return repo, d, shas
+
+
 def declared(repo: Path, sha: str) -> float:
     """The cost commit ``sha`` declares."""
     m = re.search(r"^COST = ([0-9.]+)$", git(repo, "show", f"{sha}:toyatlas/core.py"), re.M)

@@ -13,12 +13,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from atlasrepo import BROKEN, PLANTED, SCORE, declared, make_repo, private_home  # noqa: F401
+from atlasrepo import BROKEN, PLANTED, declared, make_atlas, private_home  # noqa: F401
 
 from perflab.atlas import gate
-from perflab.atlas.define import init
 from perflab.atlas.measure import Simulated
-from perflab.atlas.project import Benchmark, benchmark
+from perflab.atlas.project import Benchmark
 from perflab.atlas.steps import ROUNDS, round_plan, rounds_done
 from perflab.atlas.store import Store
 from perflab.atlas.triage import lines, status
@@ -57,11 +56,7 @@ def test_the_rounds_double_the_runs_and_keep_their_levels_under_alpha() -> None:
 
 @pytest.fixture
 def atlas(tmp_path: Path) -> tuple[Path, Path, list[str]]:
-    repo = tmp_path / "repo"
-    shas = make_repo(repo)
-    d = tmp_path / "atlas"
-    init(d, repo, "toyatlas", benchmark("score", SCORE, None, None, "us_per_task"))
-    return repo, d, shas
+    return make_atlas(tmp_path)
 
 
 def _hesitant(repo: Path, shas: list[str], **kw: Any) -> Hesitant:

@@ -11,9 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from atlasrepo import APPENDED, BROKEN, PLANTED, SCORE, declared, grow, make_repo, private_home  # noqa: F401
+from atlasrepo import (  # noqa: F401
+    APPENDED,
+    BROKEN,
+    PLANTED,
+    declared,
+    grow,
+    make_atlas,
+    private_home,
+)
 
-from perflab.atlas.define import add, init
+from perflab.atlas.define import add
 from perflab.atlas.measure import Failed, Simulated
 from perflab.atlas.pr import verdicts
 from perflab.atlas.project import Benchmark, benchmark
@@ -32,12 +40,7 @@ def simulated(repo: Path, shas: list[str], seed: int) -> Simulated:
     return Simulated(cost, seed=seed, broken=frozenset({shas[BROKEN]}))
 
 
-def make(tmp_path: Path) -> tuple[Path, Path, list[str]]:
-    repo = tmp_path / "repo"
-    shas = make_repo(repo)
-    d = tmp_path / "atlas"
-    init(d, repo, "toyatlas", benchmark("score", SCORE, None, None, "us_per_task"))
-    return repo, d, shas
+make = make_atlas
 
 
 def named(d: Path) -> dict[str, Any]:
