@@ -55,6 +55,18 @@ def test_a_runner_that_cannot_run_is_one_line_and_stores_nothing(
     assert _updates(d) == 0
 
 
+def test_the_project_files_runner_is_used_and_a_flag_wins(tmp_path: Path) -> None:
+    d = _atlas(tmp_path)
+    path = d / "perflab.toml"
+    path.write_text(path.read_text().replace("[atlas]\n", '[atlas]\nrunner = "parsl"\n'))
+    res = CliRunner().invoke(main, ["atlas", "update", str(d)])
+    assert res.exit_code == 2 and "needs a Parsl config file" in res.stderr, res.output
+    assert _updates(d) == 0
+    res = CliRunner().invoke(main, ["atlas", "update", str(d), "--runner", "local"])
+    assert res.exit_code == 0, res.output
+    assert _updates(d) == 1 and "through the" not in res.output
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[object]:
     from perflab.batch.slurm import SlurmCluster
