@@ -87,6 +87,14 @@ def test_an_undecided_step_is_queued_and_the_next_update_decides_it(
     text = "\n".join(lines(status(d, store, ["score"])))
     store.close()
     assert f"round 1 of {ROUNDS} inconclusive" in text and "queued: round 2" in text, text
+    from perflab.atlas.project import load
+    from perflab.atlas.site import publish
+
+    store = Store(d)
+    publish(load(d), store, d.parent / "site")
+    store.close()
+    page = (d.parent / "site" / f"step-{waiting[0].id}.html").read_text()
+    assert "<th>round</th>" in page and "queued: another round" in page
 
     late[0] = 0.0
     m = _hesitant(repo, shas)
