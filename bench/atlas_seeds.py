@@ -2,7 +2,8 @@
 planted steps (a regression at commit 15 fixed at 19, a regression at 40, of 60 commits; one
 commit does not build), how often it names a false one, whether the second update (20 more
 commits, a step at 70) measures only the new commits and names the new step, and the runs it
-took against measuring every commit at a fixed n.
+took against measuring every commit at a fixed n (the culprits' hunk measurements counted
+apart: a reverted group runs at the cost its ``set_constant`` of ``COST`` declares).
 
     .venv/bin/python bench/atlas_seeds.py [--seeds 10] [--every 1] [--sigma 0.02]
 
@@ -45,13 +46,21 @@ def one(seed: int, every: int, sigma: float, root: Path) -> dict[str, Any]:
     def cost(key: str) -> float:
         return cache.setdefault(key, declared(repo, key))
 
-    m = Simulated(cost, sigma=sigma, seed=seed, broken=frozenset({shas[BROKEN]}))
+    def reverted(key: str, transforms: list[dict[str, Any]]) -> float:
+        # a hunk group reverted: its set_constant of COST is the cost it runs at
+        consts = [t["expr"] for t in transforms if t["op"] == "set_constant"]
+        return float(consts[-1]) if consts else cost(key)
+
+    m = Simulated(cost, sigma=sigma, seed=seed, broken=frozenset({shas[BROKEN]}),
+                  reverted=reverted)  # fmt: skip
     first = update(d, measurer=m)
     store = Store(d)
     named = {c["sha"] for s in store.steps() for c in s.data.get("culprits", [])}
-    comparisons = sum(
-        json.loads(r[0])["runs"] for r in store.db.execute("SELECT data FROM comparisons")
-    )
+    rows = store.db.execute("SELECT key, data FROM comparisons").fetchall()
+    comparisons = sum(json.loads(v)["runs"] for k, v in rows if ":hunk:" not in k)
+    hunk_runs = sum(json.loads(v).get("runs", 0) for k, v in rows if ":hunk:" in k)
+    shares = [h["share"] for s in store.steps() for c in s.data.get("culprits", [])
+              for h in c["hunks"] if "share" in h]  # fmt: skip
     store.close()
     truth = {shas[k] for k in PLANTED}
     new = grow(repo, 60, 80, APPENDED, broken=None)
@@ -60,13 +69,16 @@ def one(seed: int, every: int, sigma: float, root: Path) -> dict[str, Any]:
     store = Store(d)
     named2 = {c["sha"] for s in store.steps() for c in s.data.get("culprits", [])}
     series_runs = store.run_count()
+    all_runs = sum(json.loads(r[0]).get("runs", 0)
+                   for r in store.db.execute("SELECT data FROM comparisons"))  # fmt: skip
     store.close()
     return {
         "seed": seed, "found": truth <= named, "false": len(named - truth),
         "second_only_new": bool(measured2) and set(measured2) <= set(new),
         "second_named_new": new[70 - 60] in named2, "second_false": len(named2 - truth - {new[10]}),
         "series_runs_first": first.runs, "gate_and_bisect_runs_first": comparisons,
-        "runs_total": series_runs + comparisons,
+        "hunk_runs_first": hunk_runs, "hunk_shares_first": [round(x, 3) for x in shares],
+        "runs_total": series_runs + all_runs,
     }  # fmt: skip
 
 
@@ -84,6 +96,7 @@ def main() -> None:
         print(json.dumps(rows[-1]), flush=True)
     steps_named = len(PLANTED) + len(APPENDED)
     first = sum(int(r["series_runs_first"]) + int(r["gate_and_bisect_runs_first"]) for r in rows)
+    hunks = sum(int(r["hunk_runs_first"]) for r in rows)
     total = sum(int(r["runs_total"]) for r in rows)
     print(json.dumps({
         "seeds": ns.seeds, "every": ns.every, "sigma": ns.sigma,
@@ -92,6 +105,7 @@ def main() -> None:
         "second_update_named_the_new_step": sum(bool(r["second_named_new"]) for r in rows),
         "second_update_measured_only_new_commits": sum(bool(r["second_only_new"]) for r in rows),
         "mean_runs_first_update": first / len(rows),
+        "mean_hunk_runs_first_update": hunks / len(rows),
         "mean_runs_per_step_named_both_updates": total / len(rows) / steps_named,
         "fixed_n_every_commit_runs": 80 * 12,
         "fixed_n_note": "all 80 commits at the gate's most runs (12), nothing more",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,11 +66,50 @@ def make_repo(root: Path, n: int = 60) -> list[str]:
     return grow(root, 0, n, PLANTED)
 
 
+def make_atlas(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """The repository of ``make_repo`` under ``tmp_path``, and an atlas watching it with one
+    benchmark, ``score`` (the command ``SCORE``): (repo, atlas dir, shas)."""
+    from perflab.atlas.define import init
+    from perflab.atlas.project import benchmark
+
+    repo = tmp_path / "repo"
+    shas = make_repo(repo)
+    d = tmp_path / "atlas"
+    init(d, repo, "toyatlas", benchmark("score", SCORE, None, None, "us_per_task"))
+    return repo, d, shas
+
+
 def declared(repo: Path, sha: str) -> float:
     """The cost commit ``sha`` declares."""
     m = re.search(r"^COST = ([0-9.]+)$", git(repo, "show", f"{sha}:toyatlas/core.py"), re.M)
     assert m
     return float(m.group(1))
+
+
+def simulated(repo: Path, shas: list[str], seed: int) -> Any:
+    """Simulated runs of the repository's commits at their declared costs (``BROKEN`` does
+    not build): ``atlas.measure.Simulated``."""
+    from perflab.atlas.measure import Simulated
+
+    cache: dict[str, float] = {}
+
+    def cost(key: str) -> float:
+        if key not in cache:
+            cache[key] = declared(repo, key)
+        return cache[key]
+
+    return Simulated(cost, seed=seed, broken=frozenset({shas[BROKEN]}))
+
+
+def reverted_cost(repo: Path) -> Any:
+    """A reverted hunk group's true cost: its ``set_constant`` of COST, else the commit's."""
+
+    def cost(key: str, transforms: list[dict[str, Any]]) -> float:
+        consts = [t["expr"] for t in transforms
+                  if t["op"] == "set_constant" and t["name"] == "COST"]  # fmt: skip
+        return float(consts[-1]) if consts else declared(repo, key)
+
+    return cost
 
 
 @pytest.fixture(autouse=True)

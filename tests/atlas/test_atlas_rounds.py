@@ -13,12 +13,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from atlasrepo import BROKEN, PLANTED, SCORE, declared, make_repo, private_home  # noqa: F401
+from atlasrepo import BROKEN, PLANTED, declared, make_atlas, private_home  # noqa: F401
 
 from perflab.atlas import gate
-from perflab.atlas.define import init
 from perflab.atlas.measure import Simulated
-from perflab.atlas.project import Benchmark, benchmark
+from perflab.atlas.project import Benchmark
 from perflab.atlas.steps import ROUNDS, round_plan, rounds_done
 from perflab.atlas.store import Store
 from perflab.atlas.triage import lines, status
@@ -57,11 +56,7 @@ def test_the_rounds_double_the_runs_and_keep_their_levels_under_alpha() -> None:
 
 @pytest.fixture
 def atlas(tmp_path: Path) -> tuple[Path, Path, list[str]]:
-    repo = tmp_path / "repo"
-    shas = make_repo(repo)
-    d = tmp_path / "atlas"
-    init(d, repo, "toyatlas", benchmark("score", SCORE, None, None, "us_per_task"))
-    return repo, d, shas
+    return make_atlas(tmp_path)
 
 
 def _hesitant(repo: Path, shas: list[str], **kw: Any) -> Hesitant:
@@ -92,6 +87,14 @@ def test_an_undecided_step_is_queued_and_the_next_update_decides_it(
     text = "\n".join(lines(status(d, store, ["score"])))
     store.close()
     assert f"round 1 of {ROUNDS} inconclusive" in text and "queued: round 2" in text, text
+    from perflab.atlas.project import load
+    from perflab.atlas.site import publish
+
+    store = Store(d)
+    publish(load(d), store, d.parent / "site")
+    store.close()
+    page = (d.parent / "site" / f"step-{waiting[0].id}.html").read_text()
+    assert "<th>round</th>" in page and "queued: another round" in page
 
     late[0] = 0.0
     m = _hesitant(repo, shas)

@@ -24,26 +24,6 @@ from perflab.atlas.define import init
 from perflab.atlas.project import benchmark
 from perflab.cli import main
 
-CONFIG = """
-from parsl.config import Config
-from parsl.executors import HighThroughputExecutor
-from parsl.launchers import SrunLauncher
-from parsl.providers import SlurmProvider
-
-config = Config(
-    executors=[HighThroughputExecutor(
-        label="perflab_runner", address="127.0.0.1", max_workers_per_node=1,
-        heartbeat_period=2, heartbeat_threshold=10,
-        provider=SlurmProvider(
-            partition={partition!r}, nodes_per_block=1, init_blocks=1, min_blocks=0,
-            max_blocks=1, exclusive=False, walltime="00:10:00", launcher=SrunLauncher(),
-            worker_init="export PATH={bin}:$PATH",
-        ),
-    )],
-    strategy="none", run_dir={run_dir!r},
-)
-"""
-
 
 def _atlas(tmp_path: Path, runs: int = 2) -> Path:
     repo = tmp_path / "repo"
@@ -75,6 +55,18 @@ def test_a_runner_that_cannot_run_is_one_line_and_stores_nothing(
     assert _updates(d) == 0
 
 
+def test_the_project_files_runner_is_used_and_a_flag_wins(tmp_path: Path) -> None:
+    d = _atlas(tmp_path)
+    path = d / "perflab.toml"
+    path.write_text(path.read_text().replace("[atlas]\n", '[atlas]\nrunner = "parsl"\n'))
+    res = CliRunner().invoke(main, ["atlas", "update", str(d)])
+    assert res.exit_code == 2 and "needs a Parsl config file" in res.stderr, res.output
+    assert _updates(d) == 0
+    res = CliRunner().invoke(main, ["atlas", "update", str(d), "--runner", "local"])
+    assert res.exit_code == 0, res.output
+    assert _updates(d) == 1 and "through the" not in res.output
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[object]:
     from perflab.batch.slurm import SlurmCluster
@@ -95,10 +87,11 @@ def cluster() -> Iterator[object]:
 def test_the_series_runs_go_through_slurm(tmp_path: Path, cluster: object) -> None:
     runs = 2
     d = _atlas(tmp_path, runs)
-    cfg = tmp_path / "slurm.py"
-    cfg.write_text(CONFIG.format(partition=cluster.partition,  # type: ignore[attr-defined]
-                                 bin=str(Path(sys.executable).parent),
-                                 run_dir=str(tmp_path / "runinfo")))  # fmt: skip
+    from clusterkit import write_config
+
+    # one block: a one-CPU Slurm job on the cluster's one node, its workers an srun step
+    cfg = write_config(tmp_path / "slurm.py", "127.0.0.1", cluster.partition,  # type: ignore[attr-defined]
+                       1, exclusive=False)  # fmt: skip
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     # PERFLAB_HOME: the test's own (private_home), so the workers find the built trees
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PATH": path,

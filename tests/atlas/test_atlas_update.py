@@ -11,33 +11,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from atlasrepo import APPENDED, BROKEN, PLANTED, SCORE, declared, grow, make_repo, private_home  # noqa: F401
+from atlasrepo import (  # noqa: F401
+    APPENDED,
+    BROKEN,
+    PLANTED,
+    declared,
+    grow,
+    make_atlas,
+    private_home,
+    reverted_cost,
+    simulated,
+)
 
-from perflab.atlas.define import add, init
+from perflab.atlas.define import add
 from perflab.atlas.measure import Failed, Simulated
 from perflab.atlas.pr import verdicts
 from perflab.atlas.project import Benchmark, benchmark
 from perflab.atlas.store import Store
 from perflab.atlas.update import update
 
-
-def simulated(repo: Path, shas: list[str], seed: int) -> Simulated:
-    cache: dict[str, float] = {}
-
-    def cost(key: str) -> float:
-        if key not in cache:
-            cache[key] = declared(repo, key)
-        return cache[key]
-
-    return Simulated(cost, seed=seed, broken=frozenset({shas[BROKEN]}))
-
-
-def make(tmp_path: Path) -> tuple[Path, Path, list[str]]:
-    repo = tmp_path / "repo"
-    shas = make_repo(repo)
-    d = tmp_path / "atlas"
-    init(d, repo, "toyatlas", benchmark("score", SCORE, None, None, "us_per_task"))
-    return repo, d, shas
+make = make_atlas
 
 
 def named(d: Path) -> dict[str, Any]:
@@ -118,23 +111,12 @@ def test_pr_gives_a_verdict_per_benchmark_as_markdown(tmp_path: Path) -> None:
     assert "| score | ⚪ no difference |" in md
 
 
-def _reverted(repo: Path) -> Any:
-    """A reverted hunk group's true cost: its ``set_constant`` of COST, else the commit's."""
-
-    def cost(key: str, transforms: list[dict[str, Any]]) -> float:
-        consts = [t["expr"] for t in transforms
-                  if t["op"] == "set_constant" and t["name"] == "COST"]  # fmt: skip
-        return float(consts[-1]) if consts else declared(repo, key)
-
-    return cost
-
-
 def test_a_culprits_hunks_are_measured_with_shares_and_intervals(tmp_path: Path) -> None:
     from perflab.atlas.triage import lines, status
 
     repo, d, shas = make(tmp_path)
     sim = simulated(repo, shas, 4)
-    sim.reverted = _reverted(repo)
+    sim.reverted = reverted_cost(repo)
     out = update(d, measurer=sim)
     assert any("hunks of" in c and "measured" in c for c in out.changed), out.changed
     culprit = named(d)[shas[40]].data["culprits"][0]

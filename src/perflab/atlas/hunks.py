@@ -50,7 +50,8 @@ def measure(store: Store, m: Measurer, bench: Benchmark, repo: Path, package: st
     if not todo:
         return False
     groups = _groups(repo, package, culprit["before"], culprit["sha"])
-    n = sum(1 for h in culprit["hunks"] if h.get("to_measure") or "share" in h)
+    # the groups measured or to be: the same count (so the same level) on every update
+    n = sum(1 for h in culprit["hunks"] if h.get("to_measure") or "level" in h)
     level = bonferroni_level(bench.alpha, max(1, n))
     whole = math.log(culprit["ratio"])
     for h in todo:

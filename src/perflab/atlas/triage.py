@@ -94,7 +94,9 @@ def _rounds(s: dict[str, Any]) -> list[str]:
     r = s["rounds"]
     if not r or (len(r) == 1 and not s["retry"]):
         return []
-    said = ", ".join(f"{x['verdict']} at {x['runs']} runs (level {x['level']:.2g})" for x in r)
+    said = ", ".join(
+        f"{x['verdict']} at {x['runs']} runs in all (level {x['level']:.2g})" for x in r
+    )
     if s["retry"]:
         return [f"    gate: round {len(r)} of {ROUNDS} {said.rsplit(', ', 1)[-1]}; queued: round "
                 f"{len(r) + 1} with twice the runs, at the next update"]  # fmt: skip

@@ -222,7 +222,13 @@ def _through_runner(store: Store, bench: Benchmark, m: RealMeasurer, runner: Any
         f"{runner.name} runner")  # fmt: skip
     deadline = clock.t0 + clock.max_time_s if clock.max_time_s is not None else None
     got = measure_points(store, bench, m, runner, list(need.items()), deadline, skip)
-    out.runner = {"name": runner.name, **got}
+    # summed over the benchmarks: where every series run of this update ran
+    was = out.runner or {"name": runner.name, "where": {}, "sent": 0, "unmeasured": 0}
+    for place, n in got["where"].items():
+        was["where"][place] = was["where"].get(place, 0) + n
+    was["sent"] += got["sent"]
+    was["unmeasured"] += got["unmeasured"]
+    out.runner = was
     runs, failed = store.runs(bench.name), store.failures(bench.name)
     done = [k for k in need if k not in failed and len(runs.get(k, [])) >= bench.runs]
     out.measured.setdefault(bench.name, []).extend(done)
