@@ -1,14 +1,16 @@
 """Are command plans calibrated? Real planned A/A comparisons of two commands.
 
     PYTHONPATH=src python bench/command_plans.py [--comparisons 20] [--target 0.04]
-        [--max-time 300] [--isolate] [--out bench/out/command_plans.json]
+        [--max-time 300] [--isolate] [--update-parts] [--out bench/out/command_plans.json]
 
 For each command, the first ``compare --precision`` runs its A/A pilot (8 pairs of fresh
 runs) and stores the parts; then ``--comparisons`` planned A/A comparisons follow, each
 planned from the stored parts (no pilot) and run with its looks (``planned.precise_compare``,
-the metric the command's wall time). Printed per command: the reached CI half-width over
-the planned one and the wall time spent over the planned one — mean, median and the share of
-comparisons within 20 % (half-width) and 25 % (wall time) — and the load the runs recorded.
+the metric the command's wall time; with ``--update-parts`` each comparison's pairs are
+pooled into the stored parts, as ``compare --update-parts`` does). Printed per command: the
+reached CI half-width over the planned one and the wall time spent over the planned one —
+mean, median and the share of comparisons within 20 % (half-width) and 25 % (wall time) —
+and the load the runs recorded.
 The node's load is whatever it is: the figures are said with it, never compared with another
 day's.
 """
@@ -35,11 +37,11 @@ COMMANDS = {
 }
 
 
-def one(spec: RunSpec, target: float, max_time: float, say: Any) -> dict[str, Any]:
+def one(spec: RunSpec, target: float, max_time: float, say: Any, update: bool) -> dict[str, Any]:
     a, b = Side("A", spec), Side("B", spec)
     for s in (a, b):
         s.ready()
-    o = {"alpha": 0.05, "threshold": 0.05, "min_runs": 4, "say": say}
+    o = {"alpha": 0.05, "threshold": 0.05, "min_runs": 4, "say": say, "update_parts": update}
     cmp = precise_compare(a, b, "wall_s", target, max_time, o)
     p = cmp.precision or {}
     return {
@@ -71,20 +73,32 @@ def main() -> None:
     ap.add_argument("--target", type=float, default=0.04)
     ap.add_argument("--max-time", type=float, default=300.0)
     ap.add_argument("--isolate", action="store_true")
+    ap.add_argument(
+        "--update-parts",
+        action="store_true",
+        help="pool each comparison into the stored parts (compare --update-parts)",
+    )
     ap.add_argument("--out", default="bench/out/command_plans.json")
     args = ap.parse_args()
     home = Path(tempfile.mkdtemp(prefix="perflab-command-plans-"))
     os.environ["PERFLAB_HOME"] = str(home)
     (home / "runs").mkdir(mode=0o700)
     quiet = lambda text: None  # noqa: E731
-    out: dict[str, Any] = {"target": args.target, "isolate": args.isolate, "commands": {}}
+    out: dict[str, Any] = {
+        "target": args.target,
+        "isolate": args.isolate,
+        "update_parts": args.update_parts,
+        "commands": {},
+    }
     for name, command in COMMANDS.items():
         spec = RunSpec(command=command, isolate="on" if args.isolate else None)
         spec = dataclasses.replace(spec, cwd=str(home))
         print(f"{name}: {command}", flush=True)
         rows = []
         for i in range(args.comparisons + 1):  # the first one pilots
-            row = one(spec, args.target, args.max_time, print if i == 0 else quiet)
+            row = one(
+                spec, args.target, args.max_time, print if i == 0 else quiet, args.update_parts
+            )
             if i > 0:
                 rows.append(row)
                 print(f"  {i}: {row['pairs']} pairs (planned {row['planned_pairs']}), ±"

@@ -4,7 +4,8 @@ the sentence that says the node is too noisy for the target.
 A shared node's load changes over minutes. The runs are interleaved in ABBA blocks (a change
 of load falls within a pair, not between the sides), each run records the node's load
 (``run.envinfo.load_now``), and an undecided planned comparison of a command goes on, at
-looks about 1.5× apart, until its time budget instead of stopping at a fixed number of runs.
+looks ~15 % apart just past the plan and then about 1.5× apart, until its time budget
+instead of stopping at a fixed number of runs.
 """
 
 from __future__ import annotations
@@ -24,12 +25,20 @@ MOST_PAIRS = 2000
 
 
 def long_looks(n_min: int, k_plan: int, k_max: int, alpha: float) -> dict[int, float]:
-    """Like ``precision.precision_looks``, but the looks after the planned one are about 1.5×
-    apart up to ``k_max`` (not every ABBA block): a comparison that may go on to hundreds of
-    pairs keeps a usable share of alpha at each look. The levels add up to alpha."""
+    """Like ``precision.precision_looks``, but past the planned look only three looks ~15 %
+    apart and then looks about 1.5× apart up to ``k_max`` (not every ABBA block): a comparison
+    that may go on to hundreds of pairs keeps a usable share of alpha at each look. The levels
+    add up to alpha."""
     k_max = max(k_plan, k_max)
     before = [k for k in looks(n_min, k_plan)[:-1] if 2 <= k < k_plan]
-    after = [k for k in looks(k_plan, k_max) if k > k_plan]
+    # the plan's half-width is its expectation, so about half the comparisons need a little
+    # more than planned: three looks ~15 % apart first keep that overshoot (and the time
+    # spent past the plan) small; then ~1.5× apart
+    near = [2 * math.ceil(k_plan * 1.15**i / 2) for i in (1, 2, 3)]
+    after = [k for k in near if k_plan < k < k_max]
+    after += [
+        k for k in looks(after[-1] if after else k_plan, k_max) if k > max(after, default=k_plan)
+    ]
     others = sorted(set(before + after))
     early, last = split_level(alpha, len(others), EARLY_SHARE)
     return dict(sorted({**{k: early for k in others}, k_plan: last}.items()))
