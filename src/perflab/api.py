@@ -249,10 +249,12 @@ def compare(
     sequential: bool = True,
     paired: bool = True,
     on_run: Callable[[str, int, int, Side], None] | None = None,
+    max_time_s: float | None = None,
 ) -> Comparison:
     """``perflab compare``: run A and B interleaved (ABBA) until the gate decides (at most
     ``runs`` per side: by default what ``perflab calibrate`` stored for A, else the gate's
-    default) and return the comparison (``.decision.verdict``, ``.regression``, ``.to_dict()``).
+    default; with ``max_time_s``, undecided, on past them until out of time) and return the
+    comparison (``.decision.verdict``, ``.regression``, ``.too_noisy``, ``.to_dict()``).
     Side options (``--package-b``, ``--python-a`` …) are ``compare.sides.side_spec``'s."""
     from perflab.compare import calibrate as cal
     from perflab.compare.gate import DEFAULT_MIN_RUNS, Side, run_compare
@@ -270,7 +272,7 @@ def compare(
     return run_compare(
         sides[0], sides[1], metric, threshold, alpha,
         DEFAULT_MIN_RUNS if min_runs is None else min_runs, runs, source,
-        sequential=sequential, progress=on_run, paired=paired,
+        sequential=sequential, progress=on_run, paired=paired, max_time_s=max_time_s,
     )  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from sidefakes import unbuilt
 
 import perflab.cli  # noqa: F401  (registers the verbs)
 from perflab.cli.app import main
@@ -96,3 +97,30 @@ def test_max_time_with_fixed_or_no_time_is_one_line_of_bad_input(
     lines = res.stderr.strip().splitlines()
     assert res.exit_code == 2 and len(lines) == 1 and "--max-time" in lines[0], res.output
     assert not any(tmp_path.iterdir())
+
+
+def test_the_api_takes_the_budget_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``perflab.api.compare(max_time_s=…)``, the Python form of the verb: runs that say
+    30 % noise (a stand-in for the command, 10 ms each) go on past ``runs`` until the
+    budget, and the result says the node is too noisy."""
+    import time
+    from dataclasses import replace
+
+    import perflab.api
+    import perflab.compare.gate as gate
+    from perflab.run.record import RunRecord
+    from perflab.spec import RunSpec
+
+    rng = np.random.default_rng(4)
+
+    def measure(_ready: object) -> RunRecord:
+        time.sleep(0.01)
+        rec = RunRecord("r", "", "", "command", None, "ok")
+        return replace(rec, us_per_task=100.0 * float(np.exp(rng.normal(0.0, 0.3))))
+
+    monkeypatch.setattr(gate, "measure", measure)
+    monkeypatch.setattr(gate, "prepare", unbuilt)
+    spec = RunSpec(command="echo 1")
+    got = perflab.api.compare(spec, spec, "us_per_task", runs=4, max_time_s=2.0)
+    assert len(got.b.values) > 4 and got.too_noisy is not None
+    assert "within --max-time 2 s" in got.too_noisy

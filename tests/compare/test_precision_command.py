@@ -77,6 +77,7 @@ def test_describe_command_from_fitted_parts() -> None:
         (["--runs", "1"], "at least 2"),
         (["--precision", "abc"], "--precision"),
         (["--gate", "--precision", "3%"], "--precision does not apply to --gate"),
+        (["--max-time", "0"], "--max-time must be more than 0"),
     ],
 )
 def test_bad_input_is_one_line_and_nothing_is_run_or_stored(

@@ -117,6 +117,10 @@ def precision(gate: bool, **o: Any) -> None:
                    else ("the parts (no --gate)", ("effect", "simulations")))  # fmt: skip
     if wrong := given(*other):
         raise PerflabError(f"{', '.join(wrong)} does not apply to {mode}")
+    if o["precision_target"] is not None:
+        _target(o["precision_target"])  # bad input before any run
+    if o["max_time"] is not None and not o["max_time"] > 0:
+        raise PerflabError(f"--max-time must be more than 0 seconds (got {o['max_time']:g})")
     if gate:
         _gate(o)
     elif o["command"] is not None:
@@ -181,14 +185,13 @@ def _command(o: dict[str, Any]) -> None:
     pairs = command_parts.PILOT_PAIRS if o["runs"] is None else o["runs"]
     if pairs < 2:
         raise PerflabError(f"--runs (A/A pairs of the command) must be at least 2 (got {pairs})")
-    target = None if o["precision_target"] is None else pp_target(o["precision_target"])
     validate(spec)
     side = Side("A", spec)
     side.ready()  # as compare makes its side A ready: the parts are stored under that spec
     found, path, records = pilot_command(side.spec, side, metric, _progress, pairs)
     load = busy.load_of(records)
     plans = {f"{t:g}": _plan_line(found, t, o, sequence=False) for t in _TARGETS}
-    asked = None if target is None else _asked(found, o)
+    asked = None if o["precision_target"] is None else _asked(found, o)
     if o["as_json"]:
         cv, cv_ci = _cv(found)
         click.echo(json.dumps({**found.to_dict(), "metric": metric, "cv": cv, "cv_ci": cv_ci,
@@ -211,7 +214,7 @@ def _command(o: dict[str, Any]) -> None:
 _TARGETS = (0.02, 0.03, 0.05, 0.1)
 
 
-def pp_target(text: str) -> float:
+def _target(text: str) -> float:
     """``--precision``'s target as a fraction (bad input naming the option)."""
     from perflab.compare.planned import parse_target
 
@@ -242,7 +245,7 @@ def _plan_line(found: mp.Measured, target: float, o: dict[str, Any], sequence: b
 
 def _asked(found: mp.Measured, o: dict[str, Any]) -> str:
     """The line of ``--precision``'s own target."""
-    target = pp_target(o["precision_target"])
+    target = _target(o["precision_target"])
     return f"±{pp.pct(target)} (--precision): {_plan_line(found, target, o)}"
 
 
