@@ -4,7 +4,8 @@
 A plain ``[benchmark]`` table is the default benchmark; each ``[benchmark.NAME]`` table is
 one more, picked with ``--benchmark NAME`` (its keys over the plain table's). Every verb
 reads the settings in force as its options' defaults, so a flag given still wins. Other
-tools may keep a table of their own in the file (``[atlas]``); perflab leaves it alone.
+tools may keep a table of their own in the file (``[atlas]``): its keys are checked here
+(``FOREIGN_TABLES``) and kept in ``Project.foreign``; no verb's defaults come from it.
 """
 
 from __future__ import annotations
