@@ -6,7 +6,8 @@ tasks, plus a slow AR(1) drift of the machine in time (its step sd half of σ_b,
 measured at different times differ by more than runs of one point do), the points measured
 in the atlas's spread order (``atlas.steps.spread``). Each history
 goes through ``atlas.detect.steps`` (suspected) and each suspected step through the paired
-gate on fresh runs of its two sides (confirmed), as ``atlas update`` does. Prints the share
+gate on fresh runs of its two sides, in rounds while undecided (confirmed), as ``atlas update``
+does. Prints the share
 of histories with a step suspected and confirmed, each with its 95 % Clopper–Pearson
 interval, as JSON.
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from perflab.analysis.stats import clopper_pearson
 from perflab.atlas import detect
-from perflab.atlas.steps import spread
+from perflab.atlas.steps import ROUNDS, round_plan, spread
 from perflab.compare.stats import sequential
 
 K, RUNS, TASKS, ALPHA, MIN_EFFECT = 60, 4, 2000, 0.05, 0.05
@@ -64,9 +65,14 @@ def main() -> None:
         suspected += bool(found)
         hit = False
         for f in found:
-            # fresh runs of both sides, ABBA-paired now: they share the machine's present level
+            # fresh runs of both sides, ABBA-paired now: they share the machine's present
+            # level; an undecided round is followed by the next (twice the runs, half the level)
             fresh = fresh_run(float(drift[K]), sd_run, rng)
-            d, _, _ = sequential(fresh, fresh, RUNS, 3 * RUNS, MIN_EFFECT, ALPHA)
+            for r in range(ROUNDS):
+                level, n_max = round_plan(ALPHA, RUNS, r)
+                d, _, _ = sequential(fresh, fresh, RUNS, n_max, MIN_EFFECT, level)
+                if d.verdict != "inconclusive":
+                    break
             hit |= d.verdict == f.direction
         confirmed += hit
     n = args.histories

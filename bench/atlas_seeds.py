@@ -24,6 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "atlas"))
+sys.path.insert(0, str(ROOT / "tests"))  # gitrepo, the toy repositories' git helper
 
 from atlasrepo import APPENDED, BROKEN, PLANTED, SCORE, declared, grow, make_repo  # noqa: E402
 

@@ -54,8 +54,17 @@ DEFAULTS: dict[str, Any] = {
     "min_effect": 0.05,
 }
 
-#: Top-level tables of other tools that share the file (``atlas`` writes one).
-FOREIGN_TABLES = ("atlas",)
+#: Top-level tables of other tools that share the file (``atlas`` writes one), with the keys
+#: each may hold: checked here like a benchmark table's, every error naming its file:line.
+FOREIGN_TABLES: dict[str, dict[str, tuple[type, ...]]] = {
+    "atlas": {
+        "repo": (str,), "package": (str,), "axis": (str,), "since": (str,), "until": (str,),
+        "every": (int,), "build": (str,), "min_effect": (float, int), "alpha": (float, int),
+        "runner": (str,), "runner_config": (str,),
+    },
+}  # fmt: skip
+#: A foreign table's keys whose value is a path (read relative to the file's folder).
+FOREIGN_PATHS = ("repo", "runner_config")
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,10 @@ class Project:
 
     path: Path | None = None
     tables: Mapping[str | None, Mapping[str, Setting]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    #: The other tools' tables the file holds (``atlas``), checked, with where each key is.
+    foreign: Mapping[str, Mapping[str, Setting]] = field(
         default_factory=lambda: MappingProxyType({})
     )
 
@@ -151,7 +164,30 @@ def load_project(config: Path | None = None, start: Path | None = None) -> Proje
     for name, sub in bench.items():
         if isinstance(sub, dict):
             tables[name] = _table(path, lines, name, sub)
-    return Project(path.resolve(), MappingProxyType(tables))
+    foreign = {t: _foreign(path, lines, t, data[t]) for t in FOREIGN_TABLES if t in data}
+    return Project(path.resolve(), MappingProxyType(tables), MappingProxyType(foreign))
+
+
+def _foreign(
+    path: Path, lines: dict[tuple[str, str], int], name: str, table: Any
+) -> Mapping[str, Setting]:
+    """Another tool's table (``[atlas]``), each key checked against ``FOREIGN_TABLES``."""
+    if not isinstance(table, dict):
+        raise PerflabError(f"{_at(path, lines, None, name)}: {name} must be a table")
+    keys, out = FOREIGN_TABLES[name], {}
+    for key, value in table.items():
+        number = lines.get((name, key))
+        where = f"{path}:{number}" if number else str(path)
+        if key not in keys:
+            raise PerflabError(f"{where}: unknown key {key!r} in [{name}] "
+                               f"(known: {', '.join(keys)})")  # fmt: skip
+        if isinstance(value, bool) or not isinstance(value, keys[key]):
+            want = " or ".join(t.__name__ for t in keys[key])
+            raise PerflabError(f"{where}: {key} must be a {want} (got {value!r})")
+        if key in FOREIGN_PATHS:
+            value = str((path.parent / os.path.expanduser(str(value))).resolve())
+        out[key] = Setting(value, where)
+    return MappingProxyType(out)
 
 
 def _table(

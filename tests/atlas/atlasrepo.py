@@ -4,18 +4,13 @@ build (its package has no ``__init__.py``), and more commits appended later."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00",
-}  # fmt: skip
+from gitrepo import commit, git
+
 CORE = '''"""The one function whose cost the commits change."""
 
 COST = {cost!r}
@@ -34,13 +29,6 @@ SCORE = (
     'python -c "import random, toyatlas; '
     'print(toyatlas.core.COST * 1000 * (1 + random.gauss(0, 0.01)))"'
 )
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, **ENV}
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
-    ).stdout
 
 
 def _cost(repo: Path) -> float:
@@ -63,11 +51,9 @@ def grow(root: Path, start: int, stop: int, planted: dict[int, float],
         else:
             init.write_text("from toyatlas import core\nfrom toyatlas.core import work\n")
         (root / "NOTES.txt").write_text(f"commit {k}\n")
-        git(root, "add", "-A")
         factor = planted.get(k, 1.0)
         subject = "slow path" if factor > 1 else "fast path" if factor < 1 else f"tidy {k}"
-        git(root, "commit", "-q", "-m", f"{subject} (#{100 + k})")
-        shas.append(git(root, "rev-parse", "HEAD").strip())
+        shas.append(commit(root, f"{subject} (#{100 + k})"))
     return shas
 
 

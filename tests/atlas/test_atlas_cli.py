@@ -18,6 +18,7 @@ import pytest
 from atlasrepo import SCORE, make_repo, private_home  # noqa: F401
 from click.testing import CliRunner, Result
 
+from attacker import NOBODY, needs_root
 from perflab.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +74,24 @@ def test_a_read_only_store_is_one_line_and_writes_nothing(repo: Path, tmp_path: 
     assert cli(*init_args(d, repo)).exit_code == 0
     (d / "atlas.sqlite").chmod(0o400)
     one_line(cli("update", str(d)), "cannot be written")
+
+
+@needs_root
+def test_an_atlas_dir_owned_by_another_user_is_refused_and_left_alone(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A directory another local user planted (or owns) could hold his store and project
+    file: every verb refuses it, one line naming the owner, and writes nothing in it."""
+    d = tmp_path / "atlas"
+    assert cli(*init_args(d, repo)).exit_code == 0
+    os.chown(d, NOBODY, NOBODY)
+    before = {f.name: f.stat().st_mtime_ns for f in d.iterdir()}
+    site = str(tmp_path / "site")
+    for args in (["status", str(d)], ["update", str(d)], ["publish", str(d), "-o", site],
+                 ["add", str(d), "more", "--command", "true"]):  # fmt: skip
+        one_line(cli(*args), f"belongs to uid {NOBODY}")
+    assert {f.name: f.stat().st_mtime_ns for f in d.iterdir()} == before
+    assert not (tmp_path / "site").exists()
 
 
 def test_a_second_update_is_kept_out_by_the_lock(repo: Path, tmp_path: Path) -> None:

@@ -116,3 +116,43 @@ def test_pr_gives_a_verdict_per_benchmark_as_markdown(tmp_path: Path) -> None:
     assert "| score | 🔴 slower |" in md and shas[40][:10] in md
     md = verdicts(d, shas[45], shas[44], measurer=simulated(repo, shas, 9))
     assert "| score | ⚪ no difference |" in md
+
+
+def _reverted(repo: Path) -> Any:
+    """A reverted hunk group's true cost: its ``set_constant`` of COST, else the commit's."""
+
+    def cost(key: str, transforms: list[dict[str, Any]]) -> float:
+        consts = [t["expr"] for t in transforms
+                  if t["op"] == "set_constant" and t["name"] == "COST"]  # fmt: skip
+        return float(consts[-1]) if consts else declared(repo, key)
+
+    return cost
+
+
+def test_a_culprits_hunks_are_measured_with_shares_and_intervals(tmp_path: Path) -> None:
+    from perflab.atlas.triage import lines, status
+
+    repo, d, shas = make(tmp_path)
+    sim = simulated(repo, shas, 4)
+    sim.reverted = _reverted(repo)
+    out = update(d, measurer=sim)
+    assert any("hunks of" in c and "measured" in c for c in out.changed), out.changed
+    culprit = named(d)[shas[40]].data["culprits"][0]
+    (cost,) = [h for h in culprit["hunks"] if h["units"] == ["toyatlas.core:COST"]]
+    # reverting the one changed constant undoes the whole step
+    assert cost["verdict"] == "faster" and cost["share_low"] <= 1 <= cost["share_high"]
+    assert 0.5 < cost["share"] < 1.5 and "to_measure" not in cost
+    store = Store(d)
+    text = "\n".join(lines(status(d, store, ["score"])))
+    store.close()
+    assert "hunk toyatlas.core:COST: share" in text, text
+    from perflab.atlas.project import load
+    from perflab.atlas.site import publish
+
+    store = Store(d)
+    publish(load(d), store, tmp_path / "site")
+    page = (tmp_path / "site" / f"step-{named(d)[shas[40]].id}.html").read_text()
+    store.close()
+    assert "share (interval)" in page and f"{cost['share']:.0%} (" in page
+    again = update(d, measurer=sim)
+    assert again.runs == 0 and not any("hunks of" in c for c in again.changed)

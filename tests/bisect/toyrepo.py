@@ -3,16 +3,11 @@ cost is declared by each commit (``COST`` in ``toybis/core.py``), with planted s
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
-ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00",
-}  # fmt: skip
+from gitrepo import commit, git
+
 CORE = '''"""The one function whose cost the commits change."""
 
 COST = {cost!r}
@@ -25,13 +20,6 @@ def work(n: int = 20000) -> float:
         total += i % 7
     return COST * 1000.0
 '''
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, **ENV}
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
-    ).stdout
 
 
 def make_repo(
@@ -60,10 +48,8 @@ def make_repo(
         number = f"\nCOMMIT = {k}\n" if numbered else ""
         (root / "toybis" / "core.py").write_text(CORE.format(cost=cost) + number)
         (root / "NOTES.txt").write_text(f"commit {k}\n")
-        git(root, "add", "-A")
         subject = "slow path" if k in planted else f"tidy {k}"
-        git(root, "commit", "-q", "-m", f"{subject} (#{100 + k})")
-        shas.append(git(root, "rev-parse", "HEAD").strip())
+        shas.append(commit(root, f"{subject} (#{100 + k})"))
         if tags and k in tags:
             git(root, "tag", tags[k])
     return shas

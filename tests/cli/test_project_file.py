@@ -22,7 +22,8 @@ target = "from-other"
 tasks = 7
 
 [atlas]
-anything = "its own"
+repo = "../parsl"
+package = "parsl"
 """
 
 
@@ -85,6 +86,8 @@ def test_config_option_names_a_file_anywhere(tmp_path: Path, project: Path) -> N
         ("[benchmark]\nalpah = 0.1\n", "perflab.toml:2: unknown key 'alpah'"),
         ("[benchmark]\ntasks = 'many'\n", "perflab.toml:2: tasks must be a int"),
         ("[elsewhere]\nx = 1\n", "perflab.toml:1: unknown table or key 'elsewhere'"),
+        ("[atlas]\npackage = 'p'\naxis = 3\n", "perflab.toml:3: axis must be a str"),
+        ("[atlas]\nrepo = '.'\nwhere = 1\n", "perflab.toml:3: unknown key 'where' in [atlas]"),
     ],
 )
 def test_a_bad_file_is_one_line_exit_2(tmp_path: Path, text: str, says: str) -> None:

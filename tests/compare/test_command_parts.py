@@ -148,3 +148,43 @@ def test_an_undecided_comparison_goes_on_until_the_budget_and_says_the_node_is_t
     assert len(json.loads(res.stdout)["a"]["values"]) > p["plan"]["pairs"]
     assert "too noisy for ±2.0%" in p["too_noisy"] and "measured CV" in p["too_noisy"]
     assert p["cv"] > 0.1 and p["load"]["loadavg_1m"] >= 0
+
+
+def test_a_commands_parts_pool_a_comparisons_pairs() -> None:
+    """``--update-parts`` on a command: the pilot's A/A variance (k pairs, k degrees of
+    freedom) and a comparison's (var(d)/2 on k − 1: its mean is the effect) add by their
+    sums of squares; the pooled interval is narrower and still a command's (whole run)."""
+    from perflab.compare import refine
+
+    rng = np.random.default_rng(11)
+    pilot = command_parts.fit(aa(0.05, 8, rng), [0.2] * 16)
+    a = list(1000.0 * np.exp(rng.normal(0.0, 0.10, 60)))
+    b = list(1100.0 * np.exp(rng.normal(0.0, 0.10, 60)))  # a real effect, not counted as noise
+    new = refine.from_comparison(a, b, [0.3] * 120, command_parts.WHOLE_RUN)
+    pooled = refine.pool(pilot, new)
+    assert pooled.whole_run and pooled.window == command_parts.WHOLE_RUN
+    want = (pilot.parts.var_between * 8 + new.var * 59) / 67
+    assert pooled.parts.var_between == pytest.approx(want, rel=1e-9)
+    assert pooled.parts.fixed_s == pytest.approx((0.2 * 16 + 0.3 * 120) / 136, rel=1e-9)
+    lo, hi = pooled.between_ci
+    assert lo < pooled.parts.var_between < hi
+    assert hi - lo < pilot.between_ci[1] - pilot.between_ci[0]
+
+
+def test_compare_update_parts_refines_a_commands_stored_parts(tmp_path: Path) -> None:
+    """A real command's comparison with --update-parts pools its pairs into the parts stored
+    for it (under the command and its environment), so the next plan is made from both."""
+    env = {"PERFLAB_HOME": str(tmp_path)}
+    noisy = "python3 -c 'import random; print(1000 * random.lognormvariate(0, 0.03))'"
+    got = command_parts.fit(aa(0.03, 8, np.random.default_rng(2)), [0.05] * 16)
+    command_parts.save(got, RunSpec(command=noisy), "us_per_task", tmp_path)
+    args = ["compare", "--command", noisy, "--metric", "us_per_task", "--precision", "5%",
+            "--max-time", "120", "--update-parts"]  # fmt: skip
+    res = CliRunner().invoke(main, args, env=env)
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.stderr.split())
+    assert "parts updated" in said and "pairs of the whole command" in said
+    assert "σ_w²" not in said  # a command has no window
+    after = command_parts.load(RunSpec(command=noisy), "us_per_task", tmp_path)
+    assert after is not None and after.whole_run
+    assert after.runs > got.runs and after.observations[0]["df"] > 8

@@ -14,7 +14,13 @@ import pytest
 from tinysrc import HELLO, tree
 
 from perflab.errors import PerflabError
-from perflab.prepare.interp_build import BuildRequest, build, source_version, variant_key
+from perflab.prepare.interp_build import (
+    PGO_TOLERANT,
+    BuildRequest,
+    build,
+    source_version,
+    variant_key,
+)
 
 pytestmark = pytest.mark.skipif(
     subprocess.run(["sh", "-c", "command -v cc make"], capture_output=True).returncode != 0,
@@ -112,3 +118,15 @@ def test_the_cache_of_another_user_is_refused(tmp_path: Path) -> None:
     os.chown(cache, 65534, 65534)
     with pytest.raises(PerflabError, match="not this user's own"):
         build(BuildRequest(tree(tmp_path), (), jobs=1, nice=0), cache, lambda s: None)
+
+
+def test_a_failed_pgo_training_run_says_how_to_keep_its_profile(tmp_path: Path) -> None:
+    src = tree(tmp_path)
+    # what 3.13's make prints when a test of the PGO task fails (its build then fails)
+    (src / "Makefile.in").write_text(
+        "all:\n\t@echo 'Result: FAILURE'\n"
+        "\t@echo 'make: *** [Makefile:904: profile-run-stamp] Error 2'\n\tfalse\n"
+    )
+    with pytest.raises(PerflabError, match=r"PGO training run failed") as err:
+        build(BuildRequest(src, ("pgo",), jobs=1, nice=0), tmp_path / "c", lambda s: None)
+    assert repr(PGO_TOLERANT) in str(err.value)

@@ -7,6 +7,7 @@ variant in the cache (``perflab interpreters build --version 3.13 --from-debian 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ pytestmark = [
         reason="no free-threaded CPython built here (perflab interpreters build --version 3.13 "
         "--from-debian --no-gil); the suite does not build CPython",
     ),
+    pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler for the extension"),
 ]
 
 

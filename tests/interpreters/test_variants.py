@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from conftest import perflab
 from perflab.errors import PerflabError
 from perflab.factors.catalog import load_catalogs
 from perflab.factors.kinds.pybuild import build_command, built_variants, choice_of, pick_variant
@@ -107,3 +108,20 @@ def test_choices_default_and_commands_name_the_flags() -> None:
     assert build_command(full).endswith("--from-debian --no-gil --jit --pgo")
     with pytest.raises(PerflabError, match="no built interpreter"):
         pick_variant(full, [])
+
+
+def test_a_cache_owned_by_another_uid_is_refused_by_the_factor_and_the_list(cache: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the cache to another uid")
+    os.chown(cache, 65534, 65534)  # nobody: who could have planted its variants
+    with pytest.raises(PerflabError, match="not this user's own"):
+        treat(RunSpec(), "py_gil=off", load_catalogs())
+    proc = perflab("interpreters", "list", env={"PERFLAB_INTERPRETERS": str(cache)})
+    assert proc.returncode == 2 and "not this user's own" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_variant_whose_interpreter_is_gone_is_refused_naming_the_set(cache: Path) -> None:
+    (cache / "3.13.5-nogil-aa" / "prefix" / "bin" / "python3").unlink()
+    with pytest.raises(PerflabError, match=r"py_gil=off.*is not an executable"):
+        treat(RunSpec(), "py_gil=off", load_catalogs())

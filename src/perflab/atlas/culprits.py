@@ -1,7 +1,8 @@
 """A confirmed step's commits: ``bisect.search``'s noisy bisection over the first-parent
 commits of its window (each comparison the paired gate, kept in the store, so an update
 killed mid-search resumes it without repeating one), then each culprit's hunks, the
-function-level changes between its parent's tree and its own (``bisect.onward``)."""
+function-level changes between its parent's tree and its own (``bisect.onward``), the
+largest of them measured next (``atlas.hunks``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.atlas.gate import Clock, compare
+from perflab.atlas.hunks import mark
 from perflab.atlas.measure import Failed, Measurer
 from perflab.atlas.project import Atlas, Benchmark
 from perflab.atlas.store import Store
@@ -38,7 +40,7 @@ def search(store: Store, m: Measurer, bench: Benchmark, atlas: Atlas,
 
 def hunks(repo: Path, package: str, before: str, after: str) -> list[dict[str, Any]]:
     """The hunk groups (function-level changes) from ``before``'s tree to ``after``'s,
-    largest first; listed, not measured."""
+    largest first (``atlas.hunks`` measures them)."""
     from perflab.bisect.commits import tree
     from perflab.bisect.onward import commit_groups
     from perflab.files import home_dir
@@ -65,6 +67,6 @@ def culprits(found: Search, points: list[dict[str, Any]], repo: Path, package: s
             "share": c.share, "share_low": c.share_low, "share_high": c.share_high,
             "ratio": c.step.ratio, "low": c.step.low, "high": c.step.high,
             "candidates": [points[i]["key"] for i in c.candidates],
-            "hunks": hunks(repo, package, before["key"], p["key"]),
+            "hunks": mark(hunks(repo, package, before["key"], p["key"])),
         })  # fmt: skip
     return out

@@ -28,13 +28,15 @@ class Clock:
 
 
 def compare(store: Store, m: Measurer, bench: Benchmark, a: str, b: str, level: float,
-            min_effect: float, clock: Clock) -> dict[str, Any]:  # fmt: skip
-    """The gate between points a and b at ``level``: kept in the store once made."""
-    key = f"{bench.name}:{a}..{b}@{level:.8g}"
+            min_effect: float, clock: Clock,
+            n_max: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """The gate between points a and b at ``level`` (up to ``n_max`` runs a side, default
+    the gate's): kept in the store once made."""
+    key = f"{bench.name}:{a}..{b}@{level:.8g}" + (f"/{n_max}" if n_max is not None else "")
     kept = store.comparison(key)
     if kept is not None:
         return kept
     clock.check()
-    result = m.compare(bench, a, b, level, min_effect)
+    result = m.compare(bench, a, b, level, min_effect, n_max)
     store.keep_comparison(key, bench.name, result)
     return result

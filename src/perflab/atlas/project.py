@@ -1,12 +1,12 @@
 """An atlas's definition: ``DIR/perflab.toml`` with an ``[atlas]`` table (the clone, the
 package, the axis) and one ``[benchmark.NAME]`` table per benchmark, in the project file's
 vocabulary (target, workload, tasks, command, metric, precision, alpha, engine_config, runs,
-package, repo). Written by ``init``/``add``, read here with ``tomllib``."""
+package, repo). Written by ``init``/``add``; read by the project file's loader, which checks
+every table and names the file:line of what it refuses."""
 
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,9 @@ class Atlas:
     build: str = "tree"
     min_effect: float = 0.05
     alpha: float = 0.05
+    #: Where the runs execute: a campaign runner's name (``local``, ``slurm``) and its config.
+    runner: str | None = None
+    runner_config: str | None = None
     benchmarks: dict[str, Benchmark] = field(default_factory=dict)
 
     def settings(self) -> dict[str, Any]:
@@ -97,27 +100,35 @@ def write(dir_: Path, atlas: Atlas) -> Path:
 
 
 def load(dir_: Path) -> Atlas:
-    """The atlas defined in ``DIR/perflab.toml``; a PerflabError naming the file if it is
-    missing or malformed."""
+    """The atlas defined in ``DIR/perflab.toml``, read by the project file's own loader
+    (``perflab.project.load_project``: the ``[atlas]`` table and each ``[benchmark.NAME]``
+    checked there); a PerflabError naming the file and line if it is missing or malformed."""
+    from perflab.project import load_project
+
     path = Path(dir_) / FILE
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise PerflabError(f"{dir_}: no atlas here (no {FILE}; make one with atlas init)") from None
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise PerflabError(f"{path}: cannot read it: {exc}") from None
-    table = data.get("atlas")
-    if not isinstance(table, dict) or "repo" not in table or "package" not in table:
-        raise PerflabError(f"{path}: no [atlas] table with repo and package")
-    benches = data.get("benchmark", {})
-    try:
-        atlas = Atlas(**table)
-        parsed = {n: Benchmark(name=n, **t) for n, t in benches.items() if isinstance(t, dict)}
-    except TypeError as exc:
-        raise PerflabError(f"{path}: {exc}") from None
+    if not path.is_file():
+        raise PerflabError(f"{dir_}: no atlas here (no {FILE}; make one with atlas init)")
+    proj = load_project(path)
+    table = proj.foreign.get("atlas", {})
+    missing = [k for k in ("repo", "package") if k not in table]
+    if missing:
+        raise PerflabError(f"{path}: no [atlas] table with repo and package "
+                           f"(missing: {', '.join(missing)})")  # fmt: skip
+    atlas = Atlas(**{k: s.value for k, s in table.items()})
     if atlas.axis not in AXES:
-        raise PerflabError(f"{path}: axis {atlas.axis!r} is not one of {', '.join(AXES)}")
-    return replace(atlas, benchmarks=parsed)
+        raise PerflabError(f"{table['axis'].source}: axis {atlas.axis!r} is not one of "
+                           f"{', '.join(AXES)}")  # fmt: skip
+    if atlas.every < 1:
+        raise PerflabError(f"{table['every'].source}: every must be at least 1")
+    benches = {}
+    for name in proj.benchmarks():
+        got = proj.resolved(name)
+        for key, setting in got.items():
+            if key not in BENCH_KEYS:
+                raise PerflabError(f"{setting.source}: {key} is not a key of an atlas benchmark "
+                                   f"(known: {', '.join(BENCH_KEYS)})")  # fmt: skip
+        benches[name] = Benchmark(name=name, **{k: s.value for k, s in got.items()})
+    return replace(atlas, benchmarks=benches)
 
 
 def benchmark(

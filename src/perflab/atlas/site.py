@@ -173,12 +173,14 @@ def _step_page(atlas: Atlas, s: dict[str, Any], points: dict[str, Any], out: Pat
     culprits = []
     for c in s["culprits"]:
         hunks = table(
-            ["hunk group", "units", "lines", "why"],
+            ["hunk group", "units", "lines", "share (interval)", "reverted ÷ culprit", "why"],
             [
                 [
                     esc(h["factor"]),
                     esc(", ".join(h["units"])),
                     str(h["lines"]),
+                    _share(h),
+                    f"{_fmt(h['ratio'])}× ({esc(h['verdict'])})" if "ratio" in h else "",
                     esc(h.get("why") or ""),
                 ]
                 for h in c["hunks"]
@@ -207,6 +209,7 @@ def _step_page(atlas: Atlas, s: dict[str, Any], points: dict[str, Any], out: Pat
             if conf
             else "<p>not yet</p>"
         )
+        + _rounds(s)
         + "<h2>Bisection</h2>"
         + (
             f"<p>{esc(search.get('error', ''))}; outcome {esc(search.get('outcome'))}, "
@@ -220,6 +223,28 @@ def _step_page(atlas: Atlas, s: dict[str, Any], points: dict[str, Any], out: Pat
         + (f"<h2>Note</h2><p>{esc(s['note'])}</p>" if s["note"] else "")
     )
     return atomic_write(out / f"step-{s['id']}.html", page(f"Step {s['id']}", body))
+
+
+def _share(h: dict[str, Any]) -> str:
+    """A hunk group's measured share of its culprit's step, or why it has none."""
+    if "share" in h:
+        return f"{h['share']:.0%} ({h['share_low']:.0%}–{h['share_high']:.0%})"
+    return "queued" if h.get("to_measure") else esc(h.get("not_measured") or "listed")
+
+
+def _rounds(s: dict[str, Any]) -> str:
+    """The gate's rounds, when the first left the step undecided."""
+    if len(s["rounds"]) < 2 and not s["retry"]:
+        return ""
+    rows = [
+        [str(r["round"]), _fmt(r["ratio"]), f"{_fmt(r['low'])}–{_fmt(r['high'])}",
+         esc(r["verdict"]), str(r["runs"]), f"{r['level']:.3g}"]
+        for r in s["rounds"]
+    ]  # fmt: skip
+    more = "<p>queued: another round, with twice the runs, at the next update</p>"
+    return table(["round", "ratio", "interval", "verdict", "runs", "level"], rows) + (
+        more if s["retry"] else ""
+    )
 
 
 def feed(atlas: Atlas, steps: list[dict[str, Any]]) -> str:

@@ -15,6 +15,32 @@ from perflab.atlas.detect import Found
 MARGIN = 1
 #: A speed-up is a regression's fix when it undoes at least this share of it (log scale).
 FIX_SHARE = 0.5
+#: The gate's rounds a suspected step may take: an undecided round is followed by another.
+ROUNDS = 4
+
+
+def round_plan(alpha: float, runs: int, done: int) -> tuple[float, int]:
+    """(level, most runs a side) of a step's confirmation round ``done`` (0 first): each round
+    a fresh paired gate with twice the runs of the one before, at half its level, so that the
+    rounds together keep a false step under ``alpha`` (their levels add up to less)."""
+    return alpha / 2 ** (done + 1), 3 * runs * 2**done
+
+
+def rounds_done(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The confirmation rounds a step has had (a store from before the rounds: its one
+    inconclusive confirmation counts as the first)."""
+    if "rounds" in data:
+        return list(data["rounds"])
+    conf = data.get("confirm")
+    return [{**conf, "round": 1}] if conf and conf.get("verdict") == "inconclusive" else []
+
+
+def retried(state: str, data: dict[str, Any]) -> bool:
+    """Whether an undecided step waits for another round of its gate (not one whose end
+    failed, nor one whose rounds are spent)."""
+    if state != "undecided" or "why" in data or data.get("search"):
+        return False
+    return bool(data.get("retry", len(rounds_done(data)) < ROUNDS and "confirm" in data))
 
 
 def window(found: Found, margin: int = MARGIN) -> tuple[int, int]:

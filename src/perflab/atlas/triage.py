@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from perflab.atlas.steps import ROUNDS, retried, rounds_done
 from perflab.atlas.store import StepRow, Store
 from perflab.errors import PerflabError
 
@@ -23,6 +24,8 @@ def step_dict(s: StepRow, points: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "ratio": src.get("ratio"), "low": src.get("low"), "high": src.get("high"),
         "ratio_from": "the gate on fresh runs" if conf else "detection",
         "detection": det, "confirmation": conf or None,
+        "rounds": rounds_done(s.data),
+        "retry": retried(s.state, s.data),
         "culprits": s.data.get("culprits", []),
         "search": s.data.get("search"),
         "keys": s.data.get("keys", []),
@@ -74,11 +77,44 @@ def lines(st: dict[str, Any]) -> list[str]:
             link = f", linked to step {s['link']}" if s["link"] else ""
             out.append(f"  step {s['id']} [{s['state']}] {s['a'][:10]}..{s['b'][:10]} "
                        f"{s['ratio']:.3f}×{ci} {s['direction']}{link}")  # fmt: skip
+            out += _rounds(s)
             for c in s["culprits"]:
                 pr = f" #{c['pr']}" if c["pr"] else ""
                 out.append(f"    culprit {c['sha'][:10]}{pr} {c['subject'][:60]}: share "
                            f"{c['share']:.0%} ({c['share_low']:.0%}–{c['share_high']:.0%}), "
                            f"{len(c['hunks'])} hunk groups")  # fmt: skip
+                out += [f"      {h}" for h in _hunks(c["hunks"])]
             if s["note"]:
                 out.append(f"    note: {s['note']}")
+    return out
+
+
+def _rounds(s: dict[str, Any]) -> list[str]:
+    """The gate's rounds of a step that needed more than one, or is waiting for the next."""
+    r = s["rounds"]
+    if not r or (len(r) == 1 and not s["retry"]):
+        return []
+    said = ", ".join(f"{x['verdict']} at {x['runs']} runs (level {x['level']:.2g})" for x in r)
+    if s["retry"]:
+        return [f"    gate: round {len(r)} of {ROUNDS} {said.rsplit(', ', 1)[-1]}; queued: round "
+                f"{len(r) + 1} with twice the runs, at the next update"]  # fmt: skip
+    tail = "" if s["state"] != "undecided" else f"; {ROUNDS} rounds spent, not retried"
+    return [f"    gate rounds: {said}{tail}"]
+
+
+def _hunks(hunks: list[dict[str, Any]]) -> list[str]:
+    """A culprit's hunk groups: each measured one's share with its interval, or why not."""
+    out = []
+    for h in hunks:
+        if h["factor"] == "listed":
+            continue
+        name = ", ".join(h["units"][:3]) + (" …" if len(h["units"]) > 3 else "")
+        if "share" in h:
+            out.append(f"hunk {name}: share {h['share']:.0%} ({h['share_low']:.0%}–"
+                       f"{h['share_high']:.0%}), reverted {h['ratio']:.3f}× "
+                       f"({h['verdict']})")  # fmt: skip
+        elif h.get("to_measure"):
+            out.append(f"hunk {name}: to be measured (queued)")
+        else:
+            out.append(f"hunk {name}: {h.get('not_measured') or 'listed'}")
     return out

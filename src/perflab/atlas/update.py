@@ -43,6 +43,8 @@ class Outcome:
     failing: dict[str, str] = field(default_factory=dict)
     queued: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+    #: The series' runs sent through a runner: where they ran ({provider/scheduler: runs}).
+    runner: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,11 +81,16 @@ def update(
     max_time_s: float | None = None,
     measurer: Measurer | None = None,
     say: Callable[[str], None] = lambda _: None,
+    runner: str | None = None,
+    runner_config: str | None = None,
 ) -> Outcome:
-    """One update of the atlas in ``dir_`` (see the module docstring)."""
+    """One update of the atlas in ``dir_`` (see the module docstring); ``runner`` (else the
+    project file's) sends the series' runs through a campaign runner (``atlas.batch``)."""
+    from perflab.atlas.batch import runner_for
     from perflab.atlas.points import axis_points
 
     d, atlas, store = open_atlas(dir_)
+    chosen = runner_for(atlas, runner, runner_config) if measurer is None else None
     out, clock = Outcome(), Clock(max_time_s)
     with locked(d):
         uid = store.begin_update()
@@ -94,7 +101,7 @@ def update(
         m = measurer or RealMeasurer(Path(atlas.repo), atlas.package, atlas.build)
         try:
             for bench in atlas.benchmarks.values():
-                _one_bench(store, atlas, bench, m, clock, out, say)
+                _one_bench(store, atlas, bench, m, clock, out, say, chosen)
         except OutOfTime:
             out.queued = queued(store, atlas)
             say("--max-time reached: " + "; ".join(out.queued))
@@ -107,20 +114,52 @@ def update(
 
 
 def _one_bench(store: Store, atlas: Atlas, bench: Benchmark, m: Measurer, clock: Clock,
-               out: Outcome, say: Callable[[str], None]) -> None:  # fmt: skip
-    if not _measure_series(store, bench, m, clock, out, say):
+               out: Outcome, say: Callable[[str], None], runner: Any = None) -> None:  # fmt: skip
+    if not _measure_series(store, bench, m, clock, out, say, runner):
         return
     _detect(store, atlas, bench, out, say)
     for s in store.steps(bench.name):
-        if s.state == "suspected":
+        if s.state == "suspected" or steps_.retried(s.state, s.data):
             _confirm(store, atlas, bench, m, clock, s.id, out, say)
     for s in store.steps(bench.name):
         if s.state in ("confirmed", "bisecting"):
             _bisect(store, atlas, bench, m, clock, s.id, out, say)
+    for s in store.steps(bench.name):
+        if _hunks_pending(s.data):
+            _measure_hunks(store, atlas, bench, m, clock, s.id, out, say)
+
+
+def _hunks_pending(data: dict[str, Any]) -> bool:
+    from perflab.atlas.hunks import pending
+
+    return any(pending(c) for c in data.get("culprits", []))
+
+
+def _measure_hunks(store: Store, atlas: Atlas, bench: Benchmark, m: Measurer, clock: Clock,
+                   sid: int, out: Outcome, say: Callable[[str], None]) -> None:  # fmt: skip
+    """Each culprit's largest hunk groups measured (``atlas.hunks``), the step's culprits
+    stored again after each culprit."""
+    from perflab.atlas import hunks
+
+    s = store.step(sid)
+    assert s is not None
+    named = s.data["culprits"]
+    for c in named:
+        say(f"{bench.name} step {sid}: measuring {len(hunks.pending(c))} hunk groups of "
+            f"{c['sha'][:10]}")  # fmt: skip
+        if hunks.measure(store, m, bench, Path(atlas.repo), atlas.package, c, atlas.min_effect,
+                         clock):  # fmt: skip
+            store.set_step(sid, data={"culprits": named})
+            shares = ", ".join(
+                f"{h['factor']} {h['share']:.0%}" for h in c["hunks"] if "share" in h
+            )
+            out.changed.append(f"{bench.name} step {sid}: hunks of {c['sha'][:10]} measured"
+                               + (f": {shares}" if shares else ""))  # fmt: skip
+            say(out.changed[-1])
 
 
 def _measure_series(store: Store, bench: Benchmark, m: Measurer, clock: Clock, out: Outcome,
-                    say: Callable[[str], None]) -> bool:  # fmt: skip
+                    say: Callable[[str], None], runner: Any = None) -> bool:  # fmt: skip
     """Bring each point of the axis to ``bench.runs`` runs; False when the benchmark fails
     everywhere (said, and the update goes on with the others)."""
     runs, failed = store.runs(bench.name), store.failures(bench.name)
@@ -129,6 +168,9 @@ def _measure_series(store: Store, bench: Benchmark, m: Measurer, clock: Clock, o
         for p in store.points(axis_only=True)
         if p["key"] not in failed and len(runs.get(p["key"], [])) < bench.runs
     ]
+    if runner is not None and isinstance(m, RealMeasurer):
+        todo = []  # measured here, all at once
+        runs, failed = _through_runner(store, bench, m, runner, clock, out, say)
     for n, p in enumerate(todo[i] for i in steps_.spread(len(todo))):
         if p["key"] in failed:  # a run of an earlier point failed for it
             continue
@@ -155,6 +197,38 @@ def _measure_series(store: Store, bench: Benchmark, m: Measurer, clock: Clock, o
         say(f"{bench.name}: {out.failing[bench.name]} — not a step; going on")
         return False
     return True
+
+
+def _through_runner(store: Store, bench: Benchmark, m: RealMeasurer, runner: Any, clock: Clock,
+                    out: Outcome, say: Callable[[str], None],
+                    ) -> tuple[dict[str, list[float]], dict[str, tuple[str, str]]]:  # fmt: skip
+    """The series' missing runs sent at once through ``runner`` (``atlas.batch``); OutOfTime
+    when some are still missing after it (the deadline, or attempts that came back
+    unmeasured): the next update sends them again."""
+    from perflab.atlas.batch import measure_points
+
+    runs, failed = store.runs(bench.name), store.failures(bench.name)
+    need = {p["key"]: bench.runs - len(runs.get(p["key"], [])) for p in store.points(axis_only=True)
+            if p["key"] not in failed and len(runs.get(p["key"], [])) < bench.runs}  # fmt: skip
+    if not need:
+        return runs, failed
+
+    def skip(f: Failed) -> None:
+        store.fail(bench.name, f.key, f.kind, f.reason)
+        out.skipped.setdefault(bench.name, {})[f.key] = f.reason
+        say(f"{bench.name}: {f.key[:10]} skipped: {f.reason}")
+
+    say(f"{bench.name}: {sum(need.values())} runs of {len(need)} points through the "
+        f"{runner.name} runner")  # fmt: skip
+    deadline = clock.t0 + clock.max_time_s if clock.max_time_s is not None else None
+    got = measure_points(store, bench, m, runner, list(need.items()), deadline, skip)
+    out.runner = {"name": runner.name, **got}
+    runs, failed = store.runs(bench.name), store.failures(bench.name)
+    done = [k for k in need if k not in failed and len(runs.get(k, [])) >= bench.runs]
+    out.measured.setdefault(bench.name, []).extend(done)
+    if len(done) + sum(k in failed for k in need) < len(need):
+        raise OutOfTime
+    return runs, failed
 
 
 def _series(store: Store, bench: Benchmark) -> list[tuple[dict[str, Any], list[float]]]:
@@ -187,21 +261,30 @@ def _detect(store: Store, atlas: Atlas, bench: Benchmark, out: Outcome,
 
 def _confirm(store: Store, atlas: Atlas, bench: Benchmark, m: Measurer, clock: Clock, sid: int,
              out: Outcome, say: Callable[[str], None]) -> None:  # fmt: skip
+    """The gate's rounds on fresh runs of the step's two sides, until one decides, the rounds
+    are spent (``steps.rounds``) or the clock runs out (the step stays queued)."""
     s = store.step(sid)
     assert s is not None
-    try:
-        got = compare(store, m, bench, s.a, s.b, bench.alpha, atlas.min_effect, clock)
-    except Failed as f:
-        store.fail(bench.name, f.key, f.kind, f.reason)
-        store.set_step(sid, "undecided", {"why": f"an end failed: {f.reason}"})
-        return
-    state = ("confirmed" if got["verdict"] == s.direction
-             else "undecided" if got["verdict"] == "inconclusive" else "rejected")  # fmt: skip
-    store.set_step(sid, state, {"confirm": got})
-    out.changed.append(
-        f"{bench.name} step {sid}: {state} by the gate ({got['ratio']:.3f}×, {got['verdict']})"
-    )
-    say(out.changed[-1])
+    done = steps_.rounds_done(s.data)
+    while len(done) < steps_.ROUNDS:
+        level, n_max = steps_.round_plan(bench.alpha, bench.runs, len(done))
+        try:
+            got = compare(store, m, bench, s.a, s.b, level, atlas.min_effect, clock, n_max)
+        except Failed as f:
+            store.fail(bench.name, f.key, f.kind, f.reason)
+            store.set_step(sid, "undecided", {"why": f"an end failed: {f.reason}", "retry": False})
+            return
+        done.append({**got, "round": len(done) + 1, "n_max": n_max})
+        state = ("confirmed" if got["verdict"] == s.direction
+                 else "undecided" if got["verdict"] == "inconclusive" else "rejected")  # fmt: skip
+        retry = state == "undecided" and len(done) < steps_.ROUNDS
+        store.set_step(sid, state, {"confirm": got, "rounds": done, "retry": retry})
+        out.changed.append(f"{bench.name} step {sid}: {state} by the gate's round {len(done)} of "
+                           f"{steps_.ROUNDS} ({got['ratio']:.3f}×, {got['verdict']}, "
+                           f"{got['runs']} runs)")  # fmt: skip
+        say(out.changed[-1])
+        if not retry:
+            return
 
 
 def _bisect(store: Store, atlas: Atlas, bench: Benchmark, m: Measurer, clock: Clock, sid: int,
@@ -242,10 +325,12 @@ def queued(store: Store, atlas: Atlas) -> list[str]:
         runs, failed = store.runs(bench.name), store.failures(bench.name)
         todo = [p for p in store.points(axis_only=True)
                 if p["key"] not in failed and len(runs.get(p["key"], [])) < bench.runs]  # fmt: skip
-        open_ = [
-            s for s in store.steps(bench.name) if s.state in ("suspected", "confirmed", "bisecting")
-        ]
-        if todo or open_:
+        open_ = [s for s in store.steps(bench.name)
+                 if s.state in ("suspected", "confirmed", "bisecting")
+                 or steps_.retried(s.state, s.data)]  # fmt: skip
+        hunky = [s for s in store.steps(bench.name) if _hunks_pending(s.data)]
+        if todo or open_ or hunky:
             lines.append(f"{bench.name}: {len(todo)} points to measure, {len(open_)} steps to "
-                         "confirm or bisect, queued for the next update")  # fmt: skip
+                         f"confirm or bisect, {len(hunky)} steps' hunks to measure, queued for "
+                         "the next update")  # fmt: skip
     return lines

@@ -99,12 +99,23 @@ def atlas_add(dir_: str, name: str, **o: Any) -> None:
 @atlas.command("update")
 @click.argument("dir_", metavar="DIR")
 @click.option("--max-time", type=float, metavar="S", help="Seconds this update may take.")
+@click.option("--runner", metavar="NAME",
+              help="Send the series' runs through a campaign runner (parsl: e.g. to Slurm); "
+              "default: the project file's runner, else this machine.")  # fmt: skip
+@click.option(
+    "--runner-config",
+    type=click.Path(),
+    metavar="FILE",
+    help="The runner's config (parsl: a Parsl config file, e.g. a SlurmProvider's).",
+)
 @json_option
-def atlas_update(dir_: str, max_time: float | None, as_json: bool) -> None:
+def atlas_update(dir_: str, max_time: float | None, runner: str | None,
+                 runner_config: str | None, as_json: bool) -> None:  # fmt: skip
     """Measure what is new, detect, confirm and bisect steps (resumable, one at a time)."""
     from perflab.atlas.update import update
+    from perflab.cli.app import resolved
 
-    out = update(dir_, max_time, say=progress)
+    out = update(dir_, max_time, say=progress, runner=runner, runner_config=resolved(runner_config))
     if as_json:
         click.echo(json.dumps(out.to_dict(), indent=1))
         return
@@ -118,6 +129,9 @@ def atlas_update(dir_: str, max_time: float | None, as_json: bool) -> None:
             click.echo(f"{bench}: skipped {key[:10]}: {why}")
     for bench, why in out.failing.items():
         click.echo(f"{bench}: {why} (not a step)")
+    if out.runner:
+        where = ", ".join(f"{n} on {w}" for w, n in out.runner["where"].items()) or "none back"
+        click.echo(f"series through the {out.runner['name']} runner: {where}")
     for line in out.queued:
         click.echo(line)
 

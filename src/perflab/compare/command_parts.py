@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from perflab.analysis.stats import mean_ci
+from perflab.analysis.stats import mean_ci, t_ppf
 from perflab.compare import busy
 from perflab.compare import parts as mp
 from perflab.compare.calibrate import signature
@@ -71,6 +72,19 @@ def fit(values: list[float], walls: list[float]) -> mp.Measured:
     return mp.Measured(parts, len(values), 1, 0.0, fixed_ci, (0.0, 0.0), chi2_ci(var, k),
                        (0.0, 0.0), windows=(WHOLE_RUN,), window=WHOLE_RUN, observations=obs,
                        whole_run=True)  # fmt: skip
+
+
+def refit(var: float, df: float, wall: float, wall_var: float, runs: int) -> mp.Measured:
+    """A command's parts from one pooled point (``compare --update-parts``: the pilot's
+    pairs and each comparison's, sums of squares added by ``refine.merge``): σ_b² with its χ²
+    interval on ``df`` degrees of freedom, S with the t interval of ``runs`` wall times."""
+    half = t_ppf(0.975, runs - 1) * math.sqrt(wall_var / runs) if runs > 1 else 0.0
+    parts = Parts(fixed_s=wall, task_s=0.0, var_between=var, var_within=0.0)
+    obs = [{"tasks": WHOLE_RUN, "var": var, "df": df, "wall_s": wall, "wall_var": wall_var,
+            "runs": runs}]  # fmt: skip
+    return mp.Measured(parts, runs, 1, 0.0, (max(0.0, wall - half), wall + half), (0.0, 0.0),
+                       chi2_ci(var, df), (0.0, 0.0), windows=(WHOLE_RUN,), window=WHOLE_RUN,
+                       observations=obs, whole_run=True)  # fmt: skip
 
 
 def pilot(

@@ -254,7 +254,7 @@ def pick(fits: Sequence[Parts], bounds: tuple[int, int], points: int = 48) -> in
     return int(grid[int(np.argmin(regret.mean(axis=0)))])
 
 
-def chi2_ci(var: float, df: int) -> tuple[float, float]:
+def chi2_ci(var: float, df: float) -> tuple[float, float]:
     """The 95 % interval of a variance estimated with ``df`` degrees of freedom."""
     return (
         var * df / chi2_ppf(0.975, df),

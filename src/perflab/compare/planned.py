@@ -44,7 +44,9 @@ def precise_compare(
     ``max_time_s`` is bad input: nothing runs. ``o["parts_of"]`` (optional): the spec whose
     stored parts plan it, when A's spec was made ready from it (bisect's releases, commits)."""
     alpha, threshold = o["alpha"], o["threshold"]
-    sig = signature(o.get("parts_of") or a.spec, metric)
+    # a command's parts are kept under its environment too (``command_parts``)
+    key_of = command_parts.command_signature if a.spec.command is not None else signature
+    sig = key_of(o.get("parts_of") or a.spec, metric)
     if o.get("update_parts"):
         _may_pool(sig, signature(b.spec, metric))
     # a command's pilot runs the command as it runs in the comparison (A itself, prepared);

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.stats import chi2_ppf
-from perflab.compare import pilot
+from perflab.compare import command_parts, pilot
 from perflab.compare.parts import Measured
 from perflab.compare.precision import Parts
 from perflab.errors import PerflabError
@@ -127,8 +127,14 @@ def refit(points: list[Observation], seed: int = 0, boot: int = BOOTSTRAP) -> Me
 
 
 def pool(m: Measured, new: Observation, seed: int = 0) -> Measured:
-    """``m`` refitted with ``new`` pooled in (``merge``, ``refit``), under ``m``'s key."""
-    out = refit(merge(observations_of(m), new), seed)
+    """``m`` refitted with ``new`` pooled in (``merge``, ``refit``), under ``m``'s key. A
+    command's parts (one point: its whole run) are that point's, pooled."""
+    points = merge(observations_of(m), new)
+    if m.whole_run:
+        (p,) = points
+        out = command_parts.refit(p.var, p.df, p.wall_s, p.wall_var, p.runs)
+    else:
+        out = refit(points, seed)
     out.key, out.signature = m.key, dict(m.signature)
     out.measured_at = datetime.now(UTC).isoformat(timespec="seconds")
     return out
@@ -148,15 +154,19 @@ def update_summary(before: Measured, after: Measured, new: Observation) -> dict[
     lo = new.var * new.df / chi2_ppf(0.975, new.df) / was if was > 0 else math.nan
     hi = new.var * new.df / chi2_ppf(0.025, new.df) / was if was > 0 else math.nan
     ratio = new.var / was if was > 0 else math.nan
+    at = "of the whole command" if after.whole_run else f"at {new.tasks:,} tasks"
     line = (
-        f"parts updated: this comparison's {int(new.df) + 1} pairs at {new.tasks:,} tasks "
+        f"parts updated: this comparison's {int(new.df) + 1} pairs {at} "
         f"varied {ratio:.2f}× the stored parts' (95% CI {lo:.2f}–{hi:.2f}); pooled "
         f"σ_b² {before.parts.var_between:.3g} → {after.parts.var_between:.3g} "
-        f"({after.between_ci[0]:.3g}–{after.between_ci[1]:.3g}), σ_w² "
-        f"{before.parts.var_within:.3g} → {after.parts.var_within:.3g} "
-        f"({after.within_ci[0]:.3g}–{after.within_ci[1]:.3g}), pick "
-        f"{before.window or 0:,} → {after.window or 0:,} tasks"
+        f"({after.between_ci[0]:.3g}–{after.between_ci[1]:.3g})"
     )
+    if not after.whole_run:  # a command has no window, so no σ_w² and no pick
+        line += (
+            f", σ_w² {before.parts.var_within:.3g} → {after.parts.var_within:.3g} "
+            f"({after.within_ci[0]:.3g}–{after.within_ci[1]:.3g}), pick "
+            f"{before.window or 0:,} → {after.window or 0:,} tasks"
+        )
     known = math.isfinite(ratio)
     return {
         "observation": asdict(new),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -47,11 +48,21 @@ def tree_package(tree: Path, package: str) -> tuple[Path, str]:
         if (cand / "__init__.py").is_file():
             h = hashlib.sha256()
             for f in sorted(cand.rglob("*.py")):
-                h.update(str(f.relative_to(cand)).encode() + b"\0" + f.read_bytes())
+                h.update(str(f.relative_to(cand)).encode() + b"\0" + _content(f))
             return cand.resolve(), f"tree-{h.hexdigest()[:12]}"
     raise PerflabError(
         f"--source {tree}: no package {package!r} in it (looked for {rel}/ and src/{rel}/)"
     )
+
+
+def _content(file: Path) -> bytes:
+    """A file's bytes; a link that leads nowhere (dangling, or a loop) by its own text."""
+    try:
+        return file.read_bytes()
+    except OSError:
+        if file.is_symlink():
+            return b"->" + os.fsencode(os.readlink(file))
+        raise
 
 
 def modules(pkg_dir: Path, package: str) -> dict[str, Path]:

@@ -52,6 +52,7 @@ def patched_tree(patches: list[dict[str, Any]], cache_root: Path) -> Path:
                 package_dir(package),
                 tmp / package_path(package),
                 ignore=shutil.ignore_patterns("__pycache__"),
+                ignore_dangling_symlinks=True,  # a link to nowhere: nothing to copy or import
             )
         for p in patches:
             proc = subprocess.run(

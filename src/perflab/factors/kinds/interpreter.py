@@ -38,9 +38,22 @@ NAME_RE = re.compile(r"python(\d+)\.(\d+)(t?)")
 
 
 def resolve_python(path: str) -> str:
+    """The interpreter ``path`` names: itself, or a venv folder's ``bin/python``."""
     if os.path.isdir(path):
         path = os.path.join(path, "bin", "python")
     return path
+
+
+def use_interpreter(spec: RunSpec, path: str, venv: bool, named: str | None = None) -> RunSpec:
+    """``spec`` run by the interpreter at ``path`` (a venv folder stands for its
+    ``bin/python``): in a private venv of it with the target's packages (``venv``), else as
+    it is. One that cannot be executed is refused, naming ``named`` (default ``path``).
+    Every interpreter factor (``python``, and the built variants of ``py``, ``py_gil`` …)
+    resolves its interpreter here."""
+    python = resolve_python(path)
+    if not os.access(python, os.X_OK):
+        raise PerflabError(f"interpreter {named or path!r}: {python} is not an executable")
+    return replace(spec, venv_base=python) if venv else replace(spec, python=python)
 
 
 @FACTOR_KINDS.register
@@ -64,12 +77,7 @@ class InterpreterKind(FactorKind):
         return {"path": os.path.expanduser(value), "venv": False}
 
     def apply(self, spec: RunSpec, key: str, value: Any) -> RunSpec:
-        python = resolve_python(value["path"])
-        if not os.access(python, os.X_OK):
-            raise PerflabError(f"interpreter {value['path']!r}: {python} is not an executable")
-        if value["venv"]:
-            return replace(spec, venv_base=python)
-        return replace(spec, python=python)
+        return use_interpreter(spec, value["path"], value["venv"])
 
 
 def discovered_interpreters() -> dict[str, str]:

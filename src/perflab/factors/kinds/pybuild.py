@@ -21,7 +21,9 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.factors.kinds import FACTOR_KINDS
 from perflab.factors.kinds.base import FactorKind
+from perflab.factors.kinds.interpreter import use_interpreter
 from perflab.files import perflab_home, private_dir
+from perflab.hook.seen import seen_ops
 from perflab.spec import RunSpec
 
 MARKER = "variant.json"
@@ -50,8 +52,9 @@ def cache_root() -> Path:
 
 def built_variants(root: Path | None = None) -> list[dict[str, Any]]:
     """The variants built under ``root`` (each its ``variant.json``, with ``dir``), by key;
-    unfinished and failed builds (no marker) are not variants."""
-    root = root or cache_root()
+    unfinished and failed builds (no marker) are not variants. A cache another user could
+    have planted (not this user's own, or writable by others above it) is refused."""
+    root = private_dir(root or cache_root(), create=False)
     out = []
     for marker in sorted(root.glob(f"*/{MARKER}")):
         try:
@@ -108,12 +111,12 @@ def pick_variant(choice: dict[str, str], variants: list[dict[str, Any]]) -> dict
 
 
 def proof_op(variant: dict[str, Any], choice: dict[str, str]) -> dict[str, Any]:
-    """The hook's operation proving the variant in every Python process of a command: its
-    real interpreter (in a venv), the GIL as asked, its configure arguments."""
+    """The hook's operation proving the variant in every Python process of a command: an
+    ``interpreter`` factor's (its real interpreter, in a venv), with the GIL as asked and
+    its configure arguments."""
+    [op] = seen_ops({"python": {"path": variant["python"], "venv": True}})
     return {
-        "on": "interpreter",
-        "path": os.path.realpath(variant["python"]),
-        "venv": True,
+        **op,
         "gil": choice["py_gil"] == "on",
         "config_args": variant.get("configure", []),
         "jit": choice["py_jit"] == "on",
@@ -151,15 +154,17 @@ class PyVariantKind(FactorKind):
         if not (spec.venv_base or "").startswith(PENDING):
             return spec
         choice = choice_of(spec.venv_base or "")
-        private_dir(cache_root(), create=False)  # a cache planted by another user is refused
         variant = pick_variant(choice, built_variants())
+        shown = ",".join(f"{a}={choice[a]}" for a in AXES)
+        # the variant's interpreter as an ``interpreter`` factor with ``venv = true`` takes it
+        spec = use_interpreter(spec, variant["python"], venv=True, named=shown)
         env = dict(spec.env)
         if "jit" in variant.get("flags", []):
             env["PYTHON_JIT"] = "1" if choice["py_jit"] == "on" else "0"
         hook = dict(spec.hook)
         if spec.command is not None:
             hook.update({t: [*hook.get(t, []), proof_op(variant, choice)] for t in treatments})
-        return replace(spec, venv_base=variant["python"], env=env, hook=hook)
+        return replace(spec, env=env, hook=hook)
 
 
 def variant_factors() -> dict[str, dict[str, Any]]:
