@@ -79,7 +79,8 @@ def test_going_on_keeps_the_false_alarm_rate_at_most_alpha() -> None:
 def test_compare_with_max_time_says_the_node_is_too_noisy(tmp_path: Path) -> None:
     noisy = "python3 -c 'import random; print(1000 * random.lognormvariate(0, 0.3))'"
     args = ["compare", "--command", noisy, "--treat-b", "label:same", "--metric",
-            "us_per_task", "--runs", "4", "--max-time", "6", "--json"]  # fmt: skip
+            "us_per_task", "--runs", "4", "--max-time", "6", "--alpha", "0.001",
+            "--json"]  # fmt: skip
     res = CliRunner().invoke(main, args, env={"PERFLAB_HOME": str(tmp_path)})
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)

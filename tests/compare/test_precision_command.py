@@ -52,12 +52,12 @@ def test_the_text_says_the_cv_and_run_time_with_intervals_and_where_it_is_stored
     tmp_path: Path,
 ) -> None:
     res = cli(tmp_path, "precision", "--command", SCORE, "--runs", "2", "--precision", "7%",
-              "--max-time", "1")  # fmt: skip
+              "--max-time", "0.001")  # fmt: skip
     assert res.exit_code == 0, res.output
     out = res.stdout
     assert "CV of one run" in out and "95% CI" in out and "one run" in out
     assert "±7.0% (--precision): " in out
-    assert "more than --max-time 1 s, `compare` refuses it" in out  # ±2 % on a 0.1 s run
+    assert ", `compare` refuses it" in out  # every plan: no run takes under a millisecond
     assert f"stored in {tmp_path / 'precision.json'}" in out
 
 

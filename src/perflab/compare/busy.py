@@ -5,7 +5,8 @@ A shared node's load changes over minutes. The runs are interleaved in ABBA bloc
 of load falls within a pair, not between the sides), each run records the node's load
 (``run.envinfo.load_now``), and an undecided planned comparison of a command goes on, at
 looks ~15 % apart just past the plan and then about 1.5× apart, until its time budget
-instead of stopping at a fixed number of runs.
+instead of stopping at a fixed number of runs (as does the plain gate with ``--max-time``,
+past its ``--runs``).
 """
 
 from __future__ import annotations

@@ -189,7 +189,7 @@ def run_compare(
     n_max. ``paired`` tests A's i-th run against B's i-th, its neighbour in the ABBA order.
 
     With ``max_time_s`` (``compare --max-time``) an undecided comparison does not stop at
-    ``n_max``: it goes on, looking about 1.5× apart (``busy.long_looks``: the look at n_max
+    ``n_max``: it goes on, at ``busy.long_looks``' looks past it (the look at n_max
     keeps the last look's share of alpha, and all add up to alpha), until decided or out of
     time, and then says this node is too noisy for ±``threshold`` (``too_noisy``)."""
     from perflab.compare import busy
