@@ -11,13 +11,14 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from tinysrc import HELLO, tree
+from tinysrc import HELLO, PGO_MAKEFILE, TRAINER_CRASHES, TRAINER_ONE_FAILS, tree
 
 from perflab.errors import PerflabError
 from perflab.prepare.interp_build import (
     PGO_TOLERANT,
     BuildRequest,
     build,
+    source_hash,
     source_version,
     variant_key,
 )
@@ -130,3 +131,53 @@ def test_a_failed_pgo_training_run_says_how_to_keep_its_profile(tmp_path: Path) 
     with pytest.raises(PerflabError, match=r"PGO training run failed") as err:
         build(BuildRequest(src, ("pgo",), jobs=1, nice=0), tmp_path / "c", lambda s: None)
     assert repr(PGO_TOLERANT) in str(err.value)
+
+
+def pgo_tree(tmp_path: Path, trainer: str) -> Path:
+    src = tree(tmp_path, hello=trainer)
+    (src / "Makefile.in").write_text(PGO_MAKEFILE)
+    return src
+
+
+def test_a_failing_test_of_the_training_run_keeps_the_profile_and_is_recorded(
+    tmp_path: Path,
+) -> None:
+    src = pgo_tree(tmp_path, TRAINER_ONE_FAILS)
+    said: list[str] = []
+    info = build(BuildRequest(src, ("pgo",), jobs=1, nice=0), tmp_path / "c", said.append)
+    training = info["pgo_training"]
+    assert training["failed"] is True and training["failed_tests"] == ["test_generators"]
+    assert training["result"] == "FAILURE" and "failures=1" in training["tests"]
+    # the Makefile's own task ran, through the sub-make, its variables expanded
+    assert training["task"] == "-m test --pgo --timeout=$(TESTTIMEOUT)"
+    log = (tmp_path / "c" / info["key"] / "build.log").read_text()
+    assert "arg --pgo" in log and "arg --timeout=" in log
+    assert any("test_generators" in s and "kept" in s for s in said)
+    # CPython's own task: keyed as a variant built before (no task in its key)
+    assert info["key"] == variant_key("3.99.1", ("pgo",), source_hash(src), None)
+    marker = json.loads((tmp_path / "c" / info["key"] / "variant.json").read_text())
+    assert marker["pgo_training"]["failed_tests"] == ["test_generators"]
+
+
+def test_a_passing_training_run_is_recorded_as_such(tmp_path: Path) -> None:
+    info = build(BuildRequest(pgo_tree(tmp_path, HELLO), ("pgo",), jobs=1, nice=0),
+                 tmp_path / "c", lambda s: None)  # fmt: skip
+    assert info["pgo_training"]["failed"] is False
+    assert info["pgo_training"]["failed_tests"] == []
+
+
+def test_a_training_run_that_dies_before_its_result_fails_the_build(tmp_path: Path) -> None:
+    cache = tmp_path / "c"
+    req = BuildRequest(pgo_tree(tmp_path, TRAINER_CRASHES), ("pgo",), jobs=1, nice=0)
+    with pytest.raises(PerflabError, match="failed before its tests' result"):
+        build(req, cache, lambda s: None)
+    [dest] = [d for d in cache.iterdir() if d.is_dir()]
+    assert not (dest / "variant.json").exists()
+
+
+def test_a_task_asked_for_is_the_one_run_and_keyed(tmp_path: Path) -> None:
+    src = pgo_tree(tmp_path, TRAINER_ONE_FAILS)
+    info = build(BuildRequest(src, ("pgo",), jobs=1, nice=0, profile_task="-m test --pgo test_re"),
+                 tmp_path / "c", lambda s: None)  # fmt: skip
+    assert info["pgo_training"]["task"] == "-m test --pgo test_re"
+    assert "-pt" in info["key"] and info["pgo_training"]["failed"] is True

@@ -72,7 +72,7 @@ def test_a_jit_variant_adds_the_jit_axis() -> None:
 def runs(cells: list[fx.Cell], truth: dict[str, float], reps: int, tasks: int) -> pd.DataFrame:
     """Campaign-like runs: the campaign's sets in ``treatments``, planted effects."""
     rng = np.random.default_rng(1)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for _ in range(reps):
         for c in cells:
             y = 1000.0 + sum(truth.get(f, 0.0) for f in c.factors) + rng.normal(0, 5)

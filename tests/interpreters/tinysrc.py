@@ -36,3 +36,45 @@ def tree(tmp_path: Path, hello: str = HELLO) -> Path:
     (src / "hello.c").write_text(hello)
     (src / "Include" / "patchlevel.h").write_text(PATCHLEVEL)
     return src
+
+
+#: A Makefile like CPython's for PGO: ``all`` makes the training run's stamp in a sub-make,
+#: whose recipe runs ``./python3.99 $(PROFILE_TASK)`` with no ``|| true`` (as 3.13's).
+PGO_MAKEFILE = """\
+TESTTIMEOUT=
+PROFILE_TASK=\t-m test --pgo --timeout=$(TESTTIMEOUT)
+all: python3.99
+\t$(MAKE) profile-run-stamp
+python3.99: @SRC@/hello.c
+\tcc -o python3.99 @SRC@/hello.c
+profile-run-stamp: python3.99
+\t./python3.99 $(PROFILE_TASK)
+\ttouch $@
+install: python3.99
+\tmkdir -p @PREFIX@/bin
+\tcp python3.99 @PREFIX@/bin/python3.99
+"""
+#: A training run as regrtest prints it under ``--pgo`` (no summary of names), one test
+#: failing: its arguments echoed, the exit status 2.
+TRAINER_ONE_FAILS = r"""#include <stdio.h>
+int main(int argc, char **argv) {
+  if (argc < 2) { puts("hello"); return 0; }
+  for (int i = 1; i < argc; i++) printf("arg %s\n", argv[i]);
+  puts("0:00:00 load avg: 6.37 [ 1/2] test_array");
+  puts("0:00:01 load avg: 6.37 [ 1/2] test_array passed");
+  puts("0:00:33 load avg: 5.28 [2/2] test_generators");
+  puts("test test_generators failed");
+  puts("0:00:34 load avg: 5.28 [2/2] test_generators failed (1 failure)");
+  puts("");
+  puts("Total tests: run=9,367 failures=1 skipped=210");
+  puts("Total test files: run=2/2 failed=1");
+  puts("Result: FAILURE");
+  return 2;
+}
+"""
+#: A training run that dies before regrtest's result (no profile would be written).
+TRAINER_CRASHES = (
+    "#include <stdio.h>\nint main(int argc, char **argv) {\n"
+    '  if (argc < 2) { puts("hello"); return 0; }\n'
+    '  puts("0:00:00 load avg: 6.37 [ 1/2] test_array"); return 139;\n}\n'
+)

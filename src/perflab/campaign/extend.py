@@ -16,6 +16,8 @@ from perflab.campaign.plan import interleave
 from perflab.campaign.store import Store
 from perflab.errors import PerflabError
 from perflab.factors import snapshot
+from perflab.factors.catalog import Catalog
+from perflab.factors.kinds.pybuild import BASELINE_INFO, at_baseline, design_baseline
 from perflab.factors.treat import treat
 from perflab.run.measure import validate
 from perflab.spec import RunSpec
@@ -66,6 +68,7 @@ def extend_campaign(
             )
         for f in factors:
             validate(treat(base, [f], catalog))
+        _no_new_interpreter_axes(old, factors, catalog)
         new_factors = [*old.factors, *factors]
         cons = Constraints(new_factors, catalog)
         distinct = list(dict.fromkeys(tuple(sorted(t)) for _, t in planned))
@@ -93,8 +96,8 @@ def extend_campaign(
         raise PerflabError(
             f"campaign extend: nothing new to plan (every set is already planned in {name!r})"
         )
-    for s in sets:
-        treat(base, s, catalog)  # catches anything the design could not know
+    for s in sets:  # catches anything the design could not know
+        at_baseline(treat(base, s, catalog), base, info.get(BASELINE_INFO))
     rep0 = _max_replicate(store, name) + 1  # new blocks: they run later than every earlier one
     plan = [(s, rep0 + rep) for s, rep in interleave(sets, replicates, rng)]
     record.update(sets=len(sets), runs=len(plan))
@@ -104,6 +107,18 @@ def extend_campaign(
     )
     _store(store, definition, plan, len(planned))
     return record
+
+
+def _no_new_interpreter_axes(old: CampaignDef, factors: list[str], catalog: Catalog) -> None:
+    """Refuse built interpreters' axes (``py_gil`` …) added to a campaign whose runs ran
+    perflab's own interpreter: each new pair would set a variant against that interpreter."""
+    named = [f for f in factors if f.partition("=")[0] in catalog.factors]
+    axes = [f for f in named if design_baseline([catalog.get(f.partition("=")[0]).effects])]
+    if axes and BASELINE_INFO not in old.design_info:
+        raise PerflabError(
+            f"campaign extend: {axes[0]} picks a built interpreter, and campaign {old.name!r}'s "
+            "runs ran perflab's own: plan a new campaign with it among its --factors"
+        )
 
 
 def growable(store: Store, name: str) -> CampaignDef:

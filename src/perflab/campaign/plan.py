@@ -24,6 +24,7 @@ from perflab.campaign.store import Store
 from perflab.errors import PerflabError
 from perflab.factors import snapshot
 from perflab.factors.catalog import Catalog, load_catalogs
+from perflab.factors.kinds.pybuild import BASELINE_INFO, at_baseline, design_baseline
 from perflab.factors.labels import shown_all
 from perflab.factors.treat import treat
 from perflab.files import check_name
@@ -118,8 +119,10 @@ def create_campaign(
     if sizer is not None:
         replicates, base, precision = sizer(sets, factors)
         validate(base)
+    # a design over the built interpreters' axes: its sets naming none run their defaults' variant
+    py_base = design_baseline(catalog.factors[n].effects for n in _names(factors, catalog))
     for s in sets:
-        treat(base, s, catalog)  # catches anything the design could not know
+        at_baseline(treat(base, s, catalog), base, py_base)  # what the design could not know
     budget_runs, budget_s = parse_budget(budget)
     if len(sets) * replicates > MAX_PLANNED:  # the plan is built in memory, then stored
         raise PerflabError(
@@ -135,7 +138,8 @@ def create_campaign(
     definition = _definition(
         name, base, factors, catalogs, catalog,
         design=design, design_options=d.opts, replicates=replicates,
-        design_info={**d.info, **({running.KEY: asdict(fastest)} if fastest else {})},
+        design_info={**d.info, **({running.KEY: asdict(fastest)} if fastest else {}),
+                     **({BASELINE_INFO: py_base} if py_base else {})},
         budget_runs=budget_runs, budget_s=budget_s, seed=seed, sets=len(sets),
         precision=precision,
     )  # fmt: skip
@@ -159,6 +163,11 @@ def _definition(
     )
 
 
+def _names(factors: list[str], catalog: Catalog) -> list[str]:
+    """The catalog's factors among a design's (``name=level``; a command's labels are not)."""
+    return [n for n in (f.partition("=")[0] for f in factors) if n in catalog.factors]
+
+
 def planned_specs(store: Store, name: str) -> Iterator[tuple[int, RunSpec]]:
     """The pending runs of a campaign, as ready-to-measure specs, in plan order."""
     definition = store.campaign(name)
@@ -178,7 +187,9 @@ def planned_specs(store: Store, name: str) -> Iterator[tuple[int, RunSpec]]:
         if explicit is not None:
             spec = RunSpec.from_dict(explicit[seq]["spec"])
         else:
-            spec = treat(base, treatments, catalog)
+            spec = at_baseline(
+                treat(base, treatments, catalog), base, definition.design_info.get(BASELINE_INFO)
+            )
         yield seq, replace(spec, campaign=name)
 
 
@@ -352,11 +363,13 @@ def create_ordered(
         raise PerflabError(f"campaign {name!r} already exists in {store.path}")
     catalogs = [str(Path(c).resolve()) for c in catalogs or []]
     catalog = load_catalogs(catalogs)
+    py_base = design_baseline(catalog.factors[n].effects for n in _names(factors, catalog))
     for s in sets:
-        validate(treat(base, s, catalog))
+        validate(at_baseline(treat(base, s, catalog), base, py_base))
+    info = {**(info or {}), **({BASELINE_INFO: py_base} if py_base else {})}
     definition = _definition(
         name, base, factors, catalogs, catalog,
-        design="ordered", design_info=info or {}, sets=len({tuple(sorted(s)) for s in sets}),
+        design="ordered", design_info=info, sets=len({tuple(sorted(s)) for s in sets}),
     )  # fmt: skip
     store.create_campaign(definition, [(sorted(s), 0) for s in sets])
     return store.campaign(name)

@@ -5,6 +5,12 @@ A variant lives in ``<cache>/<version>-<flags>-<source hash>/``: ``src/`` (an un
 tarball), ``build/`` (out of tree), ``prefix/`` (``make install``), ``build.log`` (every line
 configure and make wrote) and, written last and only on success, ``variant.json`` (what it
 is: version, flags, configure arguments, the interpreter's path, the seconds each step took).
+A PGO build keeps its profile when tests of the training run fail, as CPython 3.11's
+Makefile did (3.13's fails the build): the task make runs is the configured one with ``||
+echo`` a line of perflab's after it, and the tests that failed are read from regrtest's
+summary into ``variant.json`` (``pgo_training``). A training run that failed without such a
+summary (a crash: no profile written) still fails the build. The cache key is the task
+asked for (None: CPython's own), so variants built before keep theirs.
 A build without that marker is not a variant: the next build of the same key starts again
 from a clean directory. The install prefix is compiled into the interpreter, so a variant is
 built where it stays (no rename into place); a lock file keeps two builds of one key apart.
@@ -42,6 +48,15 @@ TAIL_LINES = 15
 #: CPython's own PGO training task, its failures tolerated as CPython 3.11 did (make runs
 #: the recipe line ``./python $(PROFILE_TASK)`` through the shell).
 PGO_TOLERANT = "-m test --pgo || true"
+#: The line the shell prints when the PGO training task exits non-zero (make runs the recipe
+#: line ``./python $(PROFILE_TASK)`` through it); make's echo of the recipe is another line.
+#: Unquoted, it passes to a sub-make (``$(MAKE) profile-run-stamp``) as any word does.
+TRAINING_FAILED = "perflab: the PGO training run exited non-zero"
+#: A configured Makefile's training task (CPython's: ``-m test --pgo --timeout=…``).
+PROFILE_TASK_RE = re.compile(r"^PROFILE_TASK=[ \t]*(.*?)[ \t]*$", re.M)
+#: regrtest's progress line of a test that failed: ``0:00:34 load avg: 5.28 [19/43]
+#: test_generators failed (1 failure)`` (``[19/43/1]`` once one has failed before).
+TEST_FAILED_RE = re.compile(r"\[\s*\d+/\d+(?:/\d+)?\] (\S+) (?:failed|crashed|timed out)\b")
 #: Seconds between progress lines while one step runs.
 HEARTBEAT_S = 60.0
 PATCHLEVEL_RE = re.compile(r'#define\s+PY_VERSION\s+"([^"]+)"')
@@ -174,9 +189,6 @@ def _build_into(
     if not (tree / "configure").is_file():
         raise PerflabError(f"--source {req.source}: no configure script in {tree}")
     work = private_dir(dest / "build")
-    make = ["make", f"-j{req.jobs}"]
-    if req.profile_task is not None:
-        make.append(f"PROFILE_TASK={req.profile_task}")
     nice = ["nice", "-n", str(req.nice)] if req.nice else []
     env = dict(os.environ)
     if "jit" in req.flags:
@@ -184,8 +196,13 @@ def _build_into(
         # configure otherwise finds on PATH by name: a pyenv shim of a version not selected
         # (``pyenv: python3.13: command not found``) failed the first JIT build here
         env["PYTHON_FOR_REGEN"] = sys.executable
-    for step, argv in (("configure", configure), ("make", make), ("install", ["make", "install"])):
-        times[step] = _step(step, [*nice, *argv], work, log, say, env)
+    times["configure"] = _step("configure", [*nice, *configure], work, log, say, env)
+    task = _profile_task(req, work)
+    make = ["make", f"-j{req.jobs}", *([f"PROFILE_TASK={task} || echo {TRAINING_FAILED}"]
+                                       if task is not None else [])]  # fmt: skip
+    times["make"] = _step("make", [*nice, *make], work, log, say, env)
+    training = None if task is None else _training(task, log, say)
+    times["install"] = _step("install", [*nice, "make", "install"], work, log, say, env)
     python = _installed_python(dest / "prefix", version)
     info = {
         "key": dest.name,
@@ -193,6 +210,7 @@ def _build_into(
         "flags": [f for f in FLAGS if f in req.flags],
         "configure": configure[1:],
         "profile_task": req.profile_task,
+        **({"pgo_training": training} if training is not None else {}),
         "source": str(req.source.resolve()),
         "source_sha256": digest,
         "python": str(python) if python else None,
@@ -204,6 +222,58 @@ def _build_into(
     shutil.rmtree(work, ignore_errors=True)  # objects: hundreds of MB, not needed to run
     atomic_write(dest / MARKER, json.dumps(info, indent=1))
     return {**info, "cached": False}
+
+
+def _profile_task(req: BuildRequest, work: Path) -> str | None:
+    """The PGO training task make is to run: the one asked for, else the configured
+    Makefile's (CPython's own); None when the build is not PGO or names no task (make then
+    runs its own recipe, untouched)."""
+    if "pgo" not in req.flags:
+        return None
+    if req.profile_task is not None:
+        return req.profile_task
+    makefile = work / "Makefile"
+    m = PROFILE_TASK_RE.search(makefile.read_text(errors="replace")) if makefile.is_file() else None
+    return m.group(1) if m and m.group(1) else None
+
+
+def training_outcome(text: str) -> dict[str, Any]:
+    """What the make step's output (``text``) says of the PGO training run: whether its task
+    exited non-zero (``failed``), the tests regrtest named as failed (it prints no summary of
+    names under ``--pgo``: its progress lines ``[19/43] test_generators failed (1 failure)``)
+    and its last ``Result:`` and ``Total tests:`` lines (None: it did not get that far)."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    failed = [m.group(1) for ln in lines if (m := TEST_FAILED_RE.search(ln))]
+    last: dict[str, str | None] = {key: None for key in ("Result:", "Total tests:")}
+    for ln in lines:
+        for key in last:
+            if ln.startswith(key):
+                last[key] = ln.removeprefix(key).strip()
+    return {
+        "failed": TRAINING_FAILED in lines,
+        "failed_tests": list(dict.fromkeys(failed)),
+        "result": last["Result:"],
+        "tests": last["Total tests:"],
+    }
+
+
+def _training(task: str, log: Path, say: Callable[[str], None]) -> dict[str, Any]:
+    """The PGO training run's outcome for ``variant.json``; one that failed before regrtest's
+    result (a crash: no profile written, the build would be PGO in name only) is a
+    BuildFailed."""
+    text = log.read_text(errors="replace")
+    outcome = training_outcome(text[text.rfind("\n==== make: ") :])
+    if outcome["failed"] and outcome["result"] is None:
+        raise BuildFailed(
+            f"build failed at make: the PGO training run ({task}) failed before its tests' "
+            f"result (no profile to keep); log {log}",
+            tail(log),
+        )
+    if outcome["failed"]:
+        names = ", ".join(outcome["failed_tests"]) or "none named"
+        say(f"PGO training run: {outcome['result']} (failed: {names}); its profile is kept, "
+            "as CPython 3.11 did, and the failure recorded in variant.json")  # fmt: skip
+    return {"task": task, **outcome}
 
 
 def _unpack(tarball: Path, into: Path) -> Path:

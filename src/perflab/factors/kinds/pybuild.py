@@ -8,12 +8,18 @@ defaults: 3.13, GIL on, JIT off, PGO off) pick one built variant from the cache
 private venv with the target's packages, as an ``interpreter`` factor with ``venv = true``
 does. A set whose variant is not built is refused with the command that builds it; an
 impossible one (3.11 without the GIL) is refused with why.
+
+In a campaign whose design varies any axis, a set that names none of them (the design's
+baseline, ``-``) runs the variant at every axis' default level too (:func:`at_baseline`),
+not the interpreter perflab runs on: otherwise every effect would be measured against
+another interpreter's build.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +45,11 @@ FLAG_OF = {"py_gil": ("nogil", "off"), "py_jit": ("jit", "on"), "py_pgo": ("pgo"
 #: A set's choice travels between the kind's ``apply`` calls in ``venv_base`` (the spec has
 #: no field for half a choice); ``finish`` replaces it with the variant's interpreter.
 PENDING = "pybuild:"
+#: A campaign's ``design_info`` key: the levels its sets naming no axis run at (present only
+#: in a design that varies an axis; a campaign made without it keeps its sets as they ran).
+BASELINE_INFO = "py_variant_baseline"
+#: The hook's key for the baseline variant's proof (the set has no treatment to key it by).
+BASELINE_PROOF = "py_variant:baseline"
 #: Where the first free-threaded build of each version is (CPython 3.13).
 FREE_THREADED_SINCE = (3, 13)
 
@@ -165,6 +176,32 @@ class PyVariantKind(FactorKind):
         if spec.command is not None:
             hook.update({t: [*hook.get(t, []), proof_op(variant, choice)] for t in treatments})
         return replace(spec, env=env, hook=hook)
+
+
+def design_baseline(effects: Iterable[Mapping[str, Any]]) -> dict[str, str] | None:
+    """Every axis' default level when a design's factors (their catalog ``effects`` tables)
+    vary any axis, else None: what its sets that name no axis run at."""
+    if any("py_variant" in e for e in effects):
+        return {axis: default for axis, (_, default) in AXES.items()}
+    return None
+
+
+def at_baseline(spec: RunSpec, base: RunSpec, baseline: Mapping[str, str] | None) -> RunSpec:
+    """A design's set's ``spec`` run by the variant at ``baseline``'s levels (from
+    :func:`design_baseline`) when the set chose no interpreter of its own (``base``'s), with
+    its proof; the spec as it is otherwise. No such variant built is a PerflabError saying
+    the design needs it and the command that builds it."""
+    if not baseline or spec.venv_base is not None or spec.python != base.python:
+        return spec
+    pending = PENDING + "".join(f";{a}={lvl}" for a, lvl in baseline.items())
+    try:
+        return PyVariantKind().finish(replace(spec, venv_base=pending), [BASELINE_PROOF])
+    except PerflabError as exc:
+        axes = ", ".join(AXES)
+        raise PerflabError(
+            f"the design's sets that name none of {axes} run the variant at the default "
+            f"levels (its baseline): {exc}"
+        ) from None
 
 
 def variant_factors() -> dict[str, dict[str, Any]]:
