@@ -34,8 +34,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from statsmodels.stats.proportion import proportion_confint
 from toyrepo import make_repo
+
+from perflab.analysis.stats import wilson_ci
 
 COMMAND = "python3 -c 'import toybis; toybis.work({n})'"
 
@@ -81,7 +82,7 @@ def one_seed(seed: int, ns: argparse.Namespace, root: Path) -> dict[str, Any]:
 
 
 def wilson(k: int, n: int) -> str:
-    lo, hi = proportion_confint(k, n, method="wilson") if n else (0.0, 1.0)
+    lo, hi = wilson_ci(k, n) if n else (0.0, 1.0)
     return f"{k} of {n} ({lo:.2f}–{hi:.2f})"
 
 

@@ -268,6 +268,13 @@ def spent_level(alpha: float, planned: int, used: int) -> float:
     return share if extra <= 0 else share / 2**extra
 
 
+def halving_level(alpha: float, done: int) -> float:
+    """The level of round ``done`` (from 0) of an open-ended sequence of tests whose levels
+    halve: ``alpha / 2``, ``alpha / 4``, … — they add up to less than ``alpha`` however many
+    rounds are made (the atlas's confirmation rounds of an undecided step)."""
+    return alpha / 2 ** (done + 1)
+
+
 def holm_levels(alpha: float, family: int) -> np.ndarray:
     """The level of each step of Holm's step-down test of ``family`` hypotheses, smallest p
     first: ``alpha / family``, ``alpha / (family − 1)``, …, ``alpha``."""

@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from perflab.analysis.stats import halving_level
 from perflab.atlas.detect import Found
 
 #: Points beyond the change on each side of the window (kept inside the segments).
@@ -23,7 +24,7 @@ def round_plan(alpha: float, runs: int, done: int) -> tuple[float, int]:
     """(level, most runs a side) of a step's confirmation round ``done`` (0 first): each round
     a fresh paired gate with twice the runs of the one before, at half its level, so that the
     rounds together keep a false step under ``alpha`` (their levels add up to less)."""
-    return alpha / 2 ** (done + 1), 3 * runs * 2**done
+    return halving_level(alpha, done), 3 * runs * 2**done
 
 
 def rounds_done(data: dict[str, Any]) -> list[dict[str, Any]]:
